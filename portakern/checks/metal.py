@@ -1,0 +1,265 @@
+"""Metal Shading Language syntax check with clang, for machines without Xcode.
+
+Apple's Metal compiler runs only on macOS. Metal Shading Language is C++ with
+address spaces, which is close enough to C++ for OpenCL that clang (14 or newer)
+can parse it, given:
+
+* ``templates/metal/shim/metal_stdlib``, a header that declares Metal's names
+  (address-space keywords as macros, ``mem_flags``, ``threadgroup_barrier``, the
+  math, atomic and SIMD-group functions, vector types and constructors);
+* a pre-pass here that blanks out the Metal attributes clang does not know
+  (``[[buffer(0)]]``, ``[[thread_position_in_grid]]``, ...) and turns
+  ``[[kernel]]`` into OpenCL's ``__kernel``. It replaces characters one for one
+  and never touches a newline, so line numbers, columns and the renderer's
+  ``#line`` directives all still hold.
+
+clang runs without OpenCL's own builtins (``-cl-no-stdinc``) and without
+``double`` (Metal has none), so OpenCL-only names are rejected as they would be by
+Apple's compiler. Unknown attributes are errors (``-Werror=unknown-attributes``).
+This is a syntax and type check: it cannot prove that Apple's compiler accepts a
+source, only catch what would certainly fail.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+from portakern.checks.diagnostics import format_diagnostics, parse_diagnostics
+from portakern.errors import BackendUnavailableError, CompilationError
+
+__all__ = ["check_metal", "metal_check_available"]
+
+_MIN_CLANG = 14  # first release with -cl-std=clc++2021
+_INSTALL_HINT = "install it with `apt-get install clang` (Debian/Ubuntu)"
+_TIMEOUT_S = 120
+
+# Attributes of Metal compute functions and their arguments. Those in
+# _ATTRS_WITH_ARGS take a parenthesised argument, the others must not.
+_ATTRS_NO_ARGS = frozenset({
+    "kernel",
+    "thread_position_in_grid",
+    "thread_position_in_threadgroup",
+    "threadgroup_position_in_grid",
+    "threads_per_threadgroup",
+    "threadgroups_per_grid",
+    "threads_per_grid",
+    "thread_index_in_threadgroup",
+    "thread_index_in_simdgroup",
+    "thread_index_in_quadgroup",
+    "simdgroup_index_in_threadgroup",
+    "quadgroup_index_in_threadgroup",
+    "threads_per_simdgroup",
+    "simdgroups_per_threadgroup",
+    "quadgroups_per_threadgroup",
+    "thread_execution_width",
+    "dispatch_threads_per_threadgroup",
+    "dispatch_simdgroups_per_threadgroup",
+    "dispatch_quadgroups_per_threadgroup",
+    "grid_origin",
+    "grid_size",
+    "stage_in",
+    "visible",
+})
+_ATTRS_WITH_ARGS = frozenset({
+    "buffer",
+    "texture",
+    "sampler",
+    "threadgroup",
+    "host_name",
+    "max_total_threads_per_threadgroup",
+    "function_constant",
+    "id",
+    "user",
+    "raster_order_group",
+})
+
+_ATTR_GROUP_RE = re.compile(r"\[\[(?P<body>[^\[\]]*)\]\]")
+_ATTR_ITEM_RE = re.compile(
+    r"^\s*(?:metal::)?(?P<name>[A-Za-z_]\w*)\s*(?P<args>\(.*\))?\s*$", re.DOTALL
+)
+_CLANG_VERSION_RE = re.compile(r"clang version (\d+)\.(\d+)(?:\.(\d+))?")
+
+
+def metal_check_available() -> tuple[bool, str]:
+    """Whether :func:`check_metal` can run here.
+
+    Returns
+    -------
+    tuple of (bool, str)
+        ``(True, description of the clang used)`` or ``(False, why not and how
+        to install clang)``.
+    """
+    clang, detail = _find_clang()
+    return clang is not None, detail
+
+
+def check_metal(source: str, *, sources: Mapping[str, str] | None = None,
+                name: str = "kernel.metal") -> None:
+    """Syntax- and type-check a Metal Shading Language source with clang.
+
+    Parameters
+    ----------
+    source : str
+        A complete MSL translation unit (``#include <metal_stdlib>``, helper
+        functions, ``[[kernel]]`` functions), possibly with ``#line`` directives.
+    sources : mapping of str to str, optional
+        Original text of the files named by ``#line`` directives, so that errors
+        quote the user's line. ``source`` itself is always known under ``name``.
+    name : str, optional
+        File name under which ``source`` is compiled and reported.
+
+    Raises
+    ------
+    CompilationError
+        clang rejected the source; the message lists each error with the
+        offending line and a caret, ``log`` holds clang's output.
+    BackendUnavailableError
+        No suitable clang on this machine.
+    """
+    clang, detail = _find_clang()
+    if clang is None:
+        raise BackendUnavailableError(f"cannot check Metal source: {detail}")
+    shim = _shim_dir()
+    relative = Path(name)
+    if relative.is_absolute() or ".." in relative.parts:
+        raise ValueError(f"name must be a relative file name, got {name!r}")
+    with tempfile.TemporaryDirectory(prefix="portakern-metal-") as tmp:
+        path = Path(tmp, relative)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(_strip_metal_attributes(source), encoding="utf-8")
+        command = [
+            clang, "-x", "clcpp", "-cl-std=clc++2021", "--target=spir64",
+            # Metal has none of OpenCL's builtins and no double.
+            "-cl-no-stdinc", "-Xclang", "-cl-ext=-cl_khr_fp64,-__opencl_c_fp64",
+            "-isystem", str(shim), "-fsyntax-only", "-fno-color-diagnostics",
+            "-Werror=unknown-attributes", str(relative),
+        ]
+        proc = subprocess.run(command, cwd=tmp, capture_output=True, text=True,
+                              timeout=_TIMEOUT_S, check=False)
+    if proc.returncode == 0:
+        return
+    log = proc.stdout + proc.stderr
+    known = {name: source, **(sources or {})}
+    message = format_diagnostics(parse_diagnostics(log), known) or log.strip()
+    raise CompilationError(message, log=log, source=source, target="metal")
+
+
+def _strip_metal_attributes(source: str) -> str:
+    """Blank out Metal attributes clang does not know, keeping every offset."""
+    return _ATTR_GROUP_RE.sub(_rewrite_attribute_group, source)
+
+
+def _rewrite_attribute_group(match: re.Match[str]) -> str:
+    group = match.group(0)
+    items = _split_items(match.group("body"))
+    known = [_is_known_attribute(item) for item in items]
+    names = [_attribute_name(item) for item in items]
+    if not any(known):
+        return group
+    unknown = [item for item, ok in zip(items, known) if not ok]
+    if "kernel" in names:
+        # A threadgroup variable is legal only inside an OpenCL __kernel, so
+        # [[kernel]] must become one, not just vanish.
+        if not unknown:
+            return _blank("__kernel", group)
+        return "__kernel [[" + ",".join(unknown) + "]]"
+    # Keep the unknown ones in place for clang to reject; an empty element in
+    # an attribute list is valid C++.
+    body = ",".join(_blank("", item) if ok else item
+                    for item, ok in zip(items, known))
+    return "[[" + body + "]]"
+
+
+def _split_items(body: str) -> list[str]:
+    # Split on commas outside parentheses: [[buffer(0), function_constant(a)]].
+    items, depth, start = [], 0, 0
+    for i, char in enumerate(body):
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif char == "," and depth == 0:
+            items.append(body[start:i])
+            start = i + 1
+    items.append(body[start:])
+    return items
+
+
+def _attribute_name(item: str) -> str | None:
+    match = _ATTR_ITEM_RE.match(item)
+    return match.group("name") if match else None
+
+
+def _is_known_attribute(item: str) -> bool:
+    match = _ATTR_ITEM_RE.match(item)
+    if match is None:
+        return False
+    name, args = match.group("name"), match.group("args")
+    if args is None:
+        return name in _ATTRS_NO_ARGS
+    return name in _ATTRS_WITH_ARGS
+
+
+def _blank(prefix: str, text: str) -> str:
+    # Same length as text, newlines kept, so no line or column moves.
+    rest = "".join(c if c in "\r\n" else " " for c in text[len(prefix):])
+    return prefix + rest
+
+
+@functools.lru_cache(maxsize=1)
+def _find_clang() -> tuple[str | None, str]:
+    # Debian/Ubuntu ship versioned binaries (clang-15) next to, or instead of,
+    # the plain name.
+    names = ["clang", *(f"clang-{v}" for v in range(25, _MIN_CLANG - 1, -1))]
+    too_old = []
+    for candidate in names:
+        path = shutil.which(candidate)
+        if path is None:
+            continue
+        version = _clang_version(path)
+        if version is None:
+            continue
+        if version[0] >= _MIN_CLANG:
+            return path, f"clang {'.'.join(map(str, version))} ({path})"
+        too_old.append(f"{path} is clang {version[0]}")
+    reason = f"clang >= {_MIN_CLANG} is needed for the Metal syntax check"
+    if too_old:
+        reason += f" ({'; '.join(too_old)})"
+    else:
+        reason += " and was not found on PATH"
+    return None, f"{reason}; {_INSTALL_HINT}"
+
+
+def _clang_version(path: str) -> tuple[int, ...] | None:
+    try:
+        proc = subprocess.run([path, "--version"], capture_output=True, text=True,
+                              timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    match = _CLANG_VERSION_RE.search(proc.stdout)
+    if match is None:
+        return None
+    return tuple(int(g) for g in match.groups() if g is not None)
+
+
+@functools.lru_cache(maxsize=1)
+def _shim_dir() -> Path:
+    here = Path(__file__).resolve().parent.parent
+    # Installed wheels carry templates/ inside the package; a source checkout
+    # has it next to the package.
+    candidates = [here / "templates" / "metal" / "shim",
+                  here.parent / "templates" / "metal" / "shim"]
+    for candidate in candidates:
+        if (candidate / "metal_stdlib").is_file():
+            return candidate
+    searched = ", ".join(str(c) for c in candidates)
+    raise BackendUnavailableError(
+        f"portakern's Metal shim header (metal_stdlib) is missing; looked in "
+        f"{searched}. Reinstall portakern."
+    )

@@ -1,0 +1,90 @@
+"""Exception hierarchy.
+
+Every error portakern raises derives from :class:`PortakernError` *and* from the
+standard category a Python user would already catch, so ``except ValueError``
+keeps working around a bad ndrange and ``except SyntaxError`` around a bad kernel.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "PortakernError",
+    "KernelSyntaxError",
+    "KernelArgumentError",
+    "KernelTypeError",
+    "NDRangeError",
+    "BackendUnavailableError",
+    "BackendMismatchError",
+    "CompilationError",
+    "LaunchError",
+]
+
+
+class PortakernError(Exception):
+    """Root of every exception raised by portakern."""
+
+
+class KernelSyntaxError(PortakernError, SyntaxError):
+    """The kernel source is malformed; raised before any compiler runs.
+
+    Carries ``filename``, ``lineno``, ``offset`` (1-based column) and ``text`` (the
+    offending source line) like :class:`SyntaxError`, and prints a caret under the
+    offending column.
+    """
+
+    def __init__(self, msg: str, filename: str = "<kernel>", lineno: int = 1,
+                 offset: int = 1, text: str | None = None) -> None:
+        super().__init__(msg, (filename, lineno, offset, text))
+        self.msg = msg
+
+    def __str__(self) -> str:
+        where = f'File "{self.filename}", line {self.lineno}'
+        out = [f"{where}: {self.msg}"]
+        if self.text is not None:
+            line = self.text.rstrip("\n")
+            out.append("    " + line)
+            col = max(1, int(self.offset or 1))
+            # Keep tabs so the caret lines up under the same column as in the source.
+            pad = "".join(c if c == "\t" else " " for c in line[: col - 1])
+            out.append("    " + pad + "^")
+        return "\n".join(out)
+
+
+class KernelArgumentError(PortakernError, ValueError):
+    """An argument has the right type but a bad value (shape, range, layout)."""
+
+
+class KernelTypeError(PortakernError, TypeError):
+    """An argument has the wrong type or dtype, or the count is wrong."""
+
+
+class NDRangeError(PortakernError, ValueError):
+    """The ndrange or workgroup size is invalid for the kernel or the device."""
+
+
+class BackendUnavailableError(PortakernError, ImportError):
+    """The backend cannot run here; the message says why and how to install it."""
+
+
+class BackendMismatchError(PortakernError, TypeError):
+    """Arrays from different backends, or an array type no backend claims."""
+
+
+class CompilationError(PortakernError, RuntimeError):
+    """The vendor compiler rejected the rendered source.
+
+    ``log`` holds the compiler's output, ``source`` the rendered source that was
+    compiled, and ``target`` the dialect. The vendor exception, if any, is
+    ``__cause__``.
+    """
+
+    def __init__(self, msg: str, *, log: str = "", source: str = "",
+                 target: str = "") -> None:
+        super().__init__(msg)
+        self.log = log
+        self.source = source
+        self.target = target
+
+
+class LaunchError(PortakernError, RuntimeError):
+    """The device reported an error while running a kernel."""

@@ -1,0 +1,462 @@
+"""The user-facing kernel object: specialise, render, check arguments, launch.
+
+``pk.kernel(source)`` returns a :class:`Kernel`. Calling it with arrays and an
+``ndrange`` launches on the backend the arrays belong to; calling it with a
+backend (``kernel(backend, workgroupsize=256)``) returns a :class:`Launcher`,
+KernelAbstractions' form.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .backends.base import Backend
+from .errors import BackendMismatchError, KernelArgumentError, KernelTypeError, NDRangeError
+from .language import KernelDef, Module, parse
+from .lower import infer_ndim, lower_kernel
+from .render import TARGETS, KernelTemplate, RenderedKernel, check_constants, render_lowered
+from .types import KNOWN_TYPES, TYPE_DTYPES, as_type_name, type_name_of
+
+__all__ = ["Kernel", "Launcher", "kernel"]
+
+
+class Kernel:
+    """A portable kernel: one ``@kernel`` function of a source, with bound constants.
+
+    Parameters
+    ----------
+    source : str
+        Kernel source: C-like code with ``@kernel`` functions; also a Jinja template.
+    name : str, optional
+        Which ``@kernel`` to use when the source defines several.
+    filename : str, optional
+        Shown in errors and ``#line`` directives (``from_file`` sets it).
+    **constants
+        Jinja constants (ints, floats, bools, type names); a name that is a type
+        variable of the kernel binds it (``T="float"`` or a NumPy dtype).
+    """
+
+    def __init__(self, source: str, name: str | None = None, *, filename: str | None = None,
+                 **constants: Any) -> None:
+        self._init(KernelTemplate(source, filename or f"<kernel {name or 'source'}>"), name,
+                   check_constants(constants))
+
+    def _init(self, template: KernelTemplate, name: str | None,
+              constants: dict[str, Any]) -> None:
+        self._template = template
+        self._name = name
+        self.constants = constants
+        self._parsed: dict[str, tuple[Module, KernelDef]] = {}
+        self._rendered: dict[tuple, RenderedKernel] = {}
+        self._compiled: dict[tuple, Any] = {}
+        self._launchers: dict[Any, Launcher] = {}
+
+    @classmethod
+    def from_file(cls, path: str | Path, name: str | None = None, **constants: Any) -> Kernel:
+        """Load a kernel from a ``.pk`` file; errors name the file and line."""
+        p = Path(path)
+        return cls(p.read_text(encoding="utf-8"), name, filename=str(p), **constants)
+
+    def specialize(self, **constants: Any) -> Kernel:
+        """A new kernel with more constants (or type variables) bound."""
+        new = object.__new__(Kernel)
+        merged = dict(self.constants)
+        merged.update(check_constants(constants))
+        new._init(self._template, self._name, merged)
+        return new
+
+    # -- parsing --------------------------------------------------------------------
+    def _parse(self, target: str) -> tuple[Module, KernelDef]:
+        hit = self._parsed.get(target)
+        if hit is None:
+            smap = self._template.render(target, self.constants)
+            module = parse(smap)
+            kdef = module.kernel(self._name)
+            for tv in kdef.type_vars:
+                if tv in self.constants and not isinstance(self.constants[tv], str):
+                    raise KernelTypeError(
+                        f"type variable {tv} must be bound to a type name or dtype, got "
+                        f"{self.constants[tv]!r}")
+            hit = (module, kdef)
+            self._parsed[target] = hit
+        return hit
+
+    @property
+    def name(self) -> str:
+        """The kernel function's name."""
+        return self._parse("opencl")[1].name
+
+    @property
+    def params(self) -> list:
+        """The parameters, as parsed from the signature."""
+        return self._parse("opencl")[1].params
+
+    @property
+    def type_vars(self) -> tuple[str, ...]:
+        """Type variables still unbound by constants."""
+        kdef = self._parse("opencl")[1]
+        return tuple(tv for tv in kdef.type_vars if tv not in self.constants)
+
+    def __repr__(self) -> str:
+        try:
+            sig = ", ".join(f"{p.describe()} {p.name}" for p in self.params)
+            return f"<portakern.Kernel {self.name}({sig})>"
+        except Exception:  # noqa: BLE001 - repr must not fail on an unrendered template
+            return "<portakern.Kernel (not yet rendered)>"
+
+    # -- rendering ------------------------------------------------------------------
+    def _bindings(self, kdef: KernelDef, given: dict[str, str]) -> dict[str, str]:
+        out = {}
+        for tv in kdef.type_vars:
+            if tv in given:
+                out[tv] = given[tv]
+            elif tv in self.constants:
+                out[tv] = str(self.constants[tv])
+        return out
+
+    def rendered(self, target: str, bindings: dict[str, str], ndim: int,
+                 **extra: Any) -> RenderedKernel:
+        """The :class:`RenderedKernel` for a target, type bindings and ndrange rank."""
+        key = (target, tuple(sorted(bindings.items())), ndim, tuple(sorted(extra.items())))
+        hit = self._rendered.get(key)
+        if hit is None:
+            module, kdef = self._parse(target)
+            full = self._bindings(kdef, bindings)
+            missing = [tv for tv in kdef.type_vars if tv not in full]
+            if missing:
+                raise KernelTypeError(
+                    f"kernel {kdef.name!r}: type variable(s) {', '.join(missing)} unbound; "
+                    f"pass arrays that bind them or use "
+                    f"kernel.specialize({missing[0]}='float')")
+            lowered = lower_kernel(kdef, module, ndim)
+            hit = render_lowered(lowered, module.helpers, target, full,
+                                 self._template.filename, **extra)
+            self._rendered[key] = hit
+        return hit
+
+    def render(self, target: str = "opencl", *, ndim: int | None = None,
+               **bindings: Any) -> str:
+        """The generated source for ``target`` (``"cuda"``, ``"metal"``, ``"opencl"``).
+
+        Type variables are bound by keyword (``T="float"`` or a NumPy dtype);
+        ``ndim`` defaults to the rank the kernel's NTuple indices imply, else 1.
+        """
+        if target not in TARGETS:
+            from .render import available_targets
+
+            if target not in available_targets():
+                raise KernelTypeError(
+                    f"unknown target {target!r}; use one of {', '.join(available_targets())}")
+        module, kdef = self._parse(target)
+        names = {k: as_type_name(v, what=f"type variable {k}") for k, v in bindings.items()}
+        unknown = [k for k in names if k not in kdef.type_vars]
+        if unknown:
+            raise KernelTypeError(
+                f"{unknown[0]!r} is not a type variable of kernel {kdef.name!r} "
+                f"(its type variables: {', '.join(kdef.type_vars) or 'none'})")
+        if ndim is None:
+            ndim = infer_ndim(kdef)
+        return self.rendered(target, names, ndim).source
+
+    # -- launching ------------------------------------------------------------------
+    def __call__(self, *args: Any, ndrange: Any = None, workgroupsize: Any = None) -> Any:
+        if args and isinstance(args[0], Backend):
+            if len(args) > 3:
+                raise KernelTypeError(
+                    "kernel(backend, workgroupsize=None, ndrange=None) returns a launcher; "
+                    "pass the kernel's arguments to that launcher")
+            backend = args[0]
+            wg = args[1] if len(args) > 1 else workgroupsize
+            nd = args[2] if len(args) > 2 else ndrange
+            return Launcher(self, backend, wg, nd)
+        from .resolve import backend_for_args
+
+        backend = backend_for_args(self, args)
+        launcher = self._launchers.get(backend)
+        if launcher is None:
+            launcher = self._launchers[backend] = Launcher(self, backend)
+        launcher(*args, ndrange=ndrange, workgroupsize=workgroupsize)
+        return None
+
+
+def _normalize_ndrange(nd: Any, what: str = "ndrange") -> tuple[int, ...]:
+    if nd is None:
+        raise NDRangeError(
+            f"pass {what}=... (the shape of the index space, e.g. {what}=y.shape)")
+    if isinstance(nd, (int, np.integer)) and not isinstance(nd, (bool, np.bool_)):
+        nd = (nd,)
+    if not isinstance(nd, (tuple, list)):
+        raise NDRangeError(f"{what} must be an int or a tuple of 0-3 ints, got {nd!r}")
+    if len(nd) > 3:
+        raise NDRangeError(f"{what} has {len(nd)} axes; at most 3 are supported, got {tuple(nd)}")
+    out = []
+    for d, n in enumerate(nd):
+        if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)):
+            raise NDRangeError(f"{what}[{d}] must be an int, got {n!r}")
+        if n < 0:
+            raise NDRangeError(f"{what}[{d}] must be >= 0, got {int(n)}")
+        out.append(operator.index(n))
+    return tuple(out)
+
+
+def _normalize_wg(wg: Any, ndim: int) -> tuple[int, ...] | None:
+    if wg is None:
+        return None
+    if isinstance(wg, (int, np.integer)) and not isinstance(wg, (bool, np.bool_)):
+        # An int sizes the fastest (last) axis; the other axes get 1.
+        wg = (1,) * max(ndim - 1, 0) + (int(wg),) if ndim else ()
+        if ndim == 0 and int(wg or 1) != 1:
+            raise NDRangeError("a 0-axis ndrange runs one work-item; workgroupsize must be 1")
+    if not isinstance(wg, (tuple, list)):
+        raise NDRangeError(f"workgroupsize must be an int or a tuple of ints, got {wg!r}")
+    if len(wg) != ndim:
+        raise NDRangeError(
+            f"workgroupsize {tuple(wg)} has {len(wg)} axes but the ndrange has {ndim}")
+    out = []
+    for d, w in enumerate(wg):
+        if isinstance(w, (bool, np.bool_)) or not isinstance(w, (int, np.integer)) or w < 1:
+            raise NDRangeError(f"workgroupsize[{d}] must be an int >= 1, got {w!r}")
+        out.append(int(w))
+    return tuple(out)
+
+
+class Launcher:
+    """A kernel bound to a backend (and optionally a static workgroup size / ndrange).
+
+    Calling it checks every argument, then launches. On ``CPU()`` the call returns
+    once the kernel has finished; on GPU backends it returns at once (call
+    ``backend.synchronize()``).
+    """
+
+    def __init__(self, kernel: Kernel, backend: Backend, workgroupsize: Any = None,
+                 ndrange: Any = None) -> None:
+        if not isinstance(backend, Backend):
+            raise KernelTypeError(f"expected a portakern backend, got {type(backend).__name__}")
+        self.kernel = kernel
+        self.backend = backend
+        self.static_ndrange = None if ndrange is None else _normalize_ndrange(ndrange)
+        self._static_wg_raw = workgroupsize
+        if workgroupsize is not None:
+            ndim = len(self.static_ndrange) if self.static_ndrange is not None else None
+            if ndim is not None:
+                _normalize_wg(workgroupsize, ndim)
+            elif not isinstance(workgroupsize, (int, np.integer, tuple, list)):
+                _normalize_wg(workgroupsize, 1)
+
+    def __repr__(self) -> str:
+        return f"<portakern.Launcher {self.kernel.name} on {self.backend!r}>"
+
+    def _ndrange(self, ndrange: Any) -> tuple[int, ...]:
+        if ndrange is None:
+            if self.static_ndrange is None:
+                return _normalize_ndrange(None)
+            return self.static_ndrange
+        nd = _normalize_ndrange(ndrange)
+        if self.static_ndrange is not None and nd != self.static_ndrange:
+            raise NDRangeError(
+                f"ndrange={nd} conflicts with the static ndrange {self.static_ndrange} given "
+                f"when the launcher was made; pass one or the other")
+        return nd
+
+    def _workgroup(self, wg: Any, ndim: int) -> tuple[int, ...] | None:
+        static = _normalize_wg(self._static_wg_raw, ndim)
+        dynamic = _normalize_wg(wg, ndim)
+        if static is not None and dynamic is not None and static != dynamic:
+            raise NDRangeError(
+                f"workgroupsize={dynamic} conflicts with the static workgroupsize {static} "
+                f"given when the launcher was made; pass one or the other")
+        return dynamic or static
+
+    def __call__(self, *args: Any, ndrange: Any = None, workgroupsize: Any = None) -> None:
+        backend = self.backend
+        kernel = self.kernel
+        nd = self._ndrange(ndrange)
+        ndim = len(nd)
+        target = backend.target
+        module, kdef = kernel._parse(target)
+        launch_args, bindings = _check_args(kdef, args, backend, kernel.constants)
+        backend.check_available()
+        key = (backend.cache_key, bindings, ndim)
+        compiled = kernel._compiled.get(key)
+        if compiled is None:
+            rendered = kernel.rendered(target, dict(bindings), ndim)
+            compiled = backend.compile(rendered)
+            kernel._compiled[key] = compiled
+        wg = self._workgroup(workgroupsize, ndim)
+        if wg is None:
+            wg = backend.default_workgroupsize(nd, compiled)
+        _check_workgroup(wg, backend, compiled, kdef.name)
+        if ndim and math.prod(nd) == 0:
+            return
+        global_size = tuple(-(-n // w) * w for n, w in zip(reversed(nd), reversed(wg))) or (1,)
+        local_size = tuple(reversed(wg)) or (1,)
+        launch_args.extend(np.int64(n) for n in nd)
+        backend.launch(compiled, launch_args, global_size, local_size)
+
+
+def _check_workgroup(wg: tuple[int, ...], backend: Backend, compiled: Any, name: str) -> None:
+    limit = backend.max_workgroup_size(compiled)
+    total = math.prod(wg)
+    if total > limit:
+        raise NDRangeError(
+            f"workgroupsize {wg} has {total} work-items, more than the {limit} that kernel "
+            f"{name!r} may use on {backend!r}; use a smaller workgroupsize")
+    items = backend.max_workitem_sizes()
+    for d, w in enumerate(wg):
+        hw = len(wg) - 1 - d
+        if hw < len(items) and w > items[hw]:
+            raise NDRangeError(
+                f"workgroupsize[{d}]={w} exceeds the device limit {items[hw]} for that axis "
+                f"on {backend!r}")
+
+
+def _describe(i: int, p: Any) -> str:
+    return f"argument {i} {p.name!r} ({p.describe()})"
+
+
+def _check_args(kdef: KernelDef, args: tuple, backend: Backend,
+                constants: dict[str, Any]) -> tuple[list, tuple]:
+    """Check every argument against the signature; return launch args and bindings.
+
+    Nothing is launched or written here, so a rejected call changes no array.
+    """
+    params = kdef.params
+    if len(args) != len(params):
+        sig = ", ".join(f"{p.describe()} {p.name}" for p in params)
+        raise KernelTypeError(
+            f"kernel {kdef.name!r} takes {len(params)} argument"
+            f"{'' if len(params) == 1 else 's'} ({sig}), got {len(args)}")
+    bindings: dict[str, str] = {tv: str(constants[tv]) for tv in kdef.type_vars
+                                if tv in constants}
+    bound_by: dict[str, str] = {tv: "specialize()" for tv in bindings}
+    out: list = [None] * len(params)
+    for i, (p, a) in enumerate(zip(params, args)):
+        if not p.pointer:
+            continue
+        info = backend.array_info(a)
+        if info is None:
+            _wrong_array(i, p, a, backend)
+        name = type_name_of(info.dtype)
+        if p.type in KNOWN_TYPES:
+            expected = TYPE_DTYPES[p.type]
+            if info.dtype != expected:
+                raise KernelTypeError(
+                    f"{_describe(i, p)} must have dtype {expected}, got {info.dtype}")
+        elif name is None:
+            raise KernelTypeError(
+                f"{_describe(i, p)} has dtype {info.dtype}, which no kernel type matches")
+        elif p.type in bindings:
+            if bindings[p.type] != name:
+                raise KernelTypeError(
+                    f"{_describe(i, p)} has dtype {info.dtype}, but {p.type} is already "
+                    f"{bindings[p.type]} ({TYPE_DTYPES[bindings[p.type]]}) from "
+                    f"{bound_by[p.type]}")
+        else:
+            bindings[p.type] = name
+            bound_by[p.type] = f"argument {i} {p.name!r}"
+        if not info.c_contiguous:
+            raise KernelArgumentError(
+                f"{_describe(i, p)} must be C-contiguous; pass a contiguous copy "
+                f"(numpy.ascontiguousarray or .copy())")
+        if p.writable and not info.writable:
+            raise KernelArgumentError(
+                f"{_describe(i, p)} is read-only but the kernel may write it; pass a writable "
+                f"array, or declare the parameter 'const {p.type}*' if the kernel only reads it")
+        if info.handle is None:
+            raise KernelArgumentError(
+                f"{_describe(i, p)} is a view with an offset into its buffer; pass a copy")
+        out[i] = info.handle
+    for i, (p, a) in enumerate(zip(params, args)):
+        if p.pointer:
+            continue
+        t = bindings.get(p.type, p.type)
+        if t not in KNOWN_TYPES:
+            if isinstance(a, np.generic) and type_name_of(a.dtype):
+                t = type_name_of(a.dtype)
+                bindings[p.type] = t
+                bound_by[p.type] = f"argument {i} {p.name!r}"
+            else:
+                raise KernelTypeError(
+                    f"{_describe(i, p)}: cannot infer {p.type} from a Python "
+                    f"{type(a).__name__}; pass a NumPy scalar (e.g. numpy.float32(...)) or "
+                    f"bind it with kernel.specialize({p.type}='float')")
+        out[i] = convert_scalar(a, t, i, p)
+    for i, p in enumerate(params):
+        if p.pointer and TYPE_DTYPES[bindings.get(p.type, p.type)] == np.float64 \
+                and not backend.supports("float64"):
+            raise KernelTypeError(f"{_describe(i, p)} is float64, which {backend!r} lacks")
+    return out, tuple(sorted((tv, bindings[tv]) for tv in kdef.type_vars))
+
+
+def _wrong_array(i: int, p: Any, a: Any, backend: Backend) -> None:
+    from .resolve import backend_name_of
+
+    other = backend_name_of(a)
+    if other is None:
+        raise KernelTypeError(
+            f"{_describe(i, p)} must be an array, got {type(a).__module__}."
+            f"{type(a).__qualname__}")
+    raise BackendMismatchError(
+        f"{_describe(i, p)} is a {type(a).__module__}.{type(a).__qualname__} on {other}, but "
+        f"the launch runs on {backend!r}; move it with backend.to_device(...) or launch on "
+        f"its own backend")
+
+
+def convert_scalar(value: Any, type_name: str, i: int, p: Any) -> np.generic:
+    """Convert a Python or NumPy scalar to the parameter's dtype, or say why not.
+
+    Integers must be in range, floats must not overflow, an integer passed for a
+    float parameter must be exactly representable, and a float is never silently
+    truncated to an integer.
+    """
+    dtype = TYPE_DTYPES[type_name]
+    where = _describe(i, p)
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if dtype.kind == "b":
+        if isinstance(value, (bool, np.bool_)):
+            return np.bool_(value)
+        raise KernelTypeError(f"{where} must be a bool, got {type(value).__name__}")
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+            value, (int, float, np.integer, np.floating)):
+        raise KernelTypeError(
+            f"{where} must be a number, got {type(value).__name__} {value!r}")
+    if dtype.kind in "iu":
+        if isinstance(value, (float, np.floating)):
+            raise KernelTypeError(
+                f"{where} must be an integer, got {type(value).__name__} {value!r}; "
+                f"convert it explicitly (int(...)) if truncation is intended")
+        info = np.iinfo(dtype)
+        v = int(value)
+        if not info.min <= v <= info.max:
+            raise KernelArgumentError(
+                f"{where} = {v} is out of range for {dtype} [{info.min}, {info.max}]")
+        return dtype.type(v)
+    # floating parameter
+    if isinstance(value, (int, np.integer)):
+        v = int(value)
+        converted = dtype.type(v)
+        if not np.isfinite(converted) or int(converted) != v:
+            raise KernelArgumentError(
+                f"{where} = {v} cannot be represented exactly as {dtype}; pass a float "
+                f"explicitly if rounding is intended")
+        return converted
+    with np.errstate(over="ignore"):
+        converted = dtype.type(value)
+    if np.isinf(converted) and np.isfinite(value):
+        raise KernelArgumentError(
+            f"{where} = {value!r} overflows {dtype} (largest {np.finfo(dtype).max})")
+    return converted
+
+
+def kernel(source: str, name: str | None = None, **constants: Any) -> Kernel:
+    """Create a :class:`Kernel` from source text (see :class:`Kernel`)."""
+    return Kernel(source, name, **constants)
+
+
+kernel.from_file = Kernel.from_file  # type: ignore[attr-defined]

@@ -1,0 +1,430 @@
+"""Parse the kernel dialect into a small tree.
+
+The input is the kernel source *after* Jinja has rendered it (see
+:mod:`portakern.render`), together with a line map back to the user's file. The
+output is a :class:`Module`: the helper code shared by every kernel, and one
+:class:`KernelDef` per ``@kernel`` function with its parameters and the body as
+tokens. Lowering the ``@`` constructs is :mod:`portakern.lower`'s job.
+
+The tokenizer is deliberately small: it knows identifiers, numbers, strings,
+comments, preprocessor lines, punctuation and ``@name``. It keeps whitespace so
+the user's code is emitted unchanged around the constructs that get lowered.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .errors import KernelSyntaxError
+from .types import KNOWN_TYPES
+
+__all__ = ["Token", "Param", "KernelDef", "Module", "SourceMap", "tokenize", "parse"]
+
+
+@dataclass(frozen=True)
+class Token:
+    """One lexical token; ``line``/``col`` are positions in the user's file."""
+
+    kind: str  # id, num, str, punct, ws, comment, pp, at
+    text: str
+    line: int
+    col: int
+
+    def is_punct(self, text: str) -> bool:
+        return self.kind == "punct" and self.text == text
+
+
+@dataclass
+class SourceMap:
+    """Where each line of the rendered text came from in the user's file."""
+
+    filename: str
+    rendered: str
+    line_of: list[int]  # rendered line index (0-based) -> user line (1-based)
+
+    def lines(self) -> list[str]:
+        return self.rendered.split("\n")
+
+    def error(self, msg: str, line: int, col: int, rendered_line: int | None = None,
+              ) -> KernelSyntaxError:
+        """Build a :class:`KernelSyntaxError` at a user position."""
+        text = None
+        if rendered_line is not None:
+            lines = self.lines()
+            if 0 <= rendered_line < len(lines):
+                text = lines[rendered_line]
+        return KernelSyntaxError(msg, self.filename, line, col, text)
+
+    def error_at(self, msg: str, tok: Token) -> KernelSyntaxError:
+        return KernelSyntaxError(msg, self.filename, tok.line, tok.col,
+                                 self._text_for(tok))
+
+    def _text_for(self, tok: Token) -> str | None:
+        # The token records the user line; find the rendered line it came from.
+        for idx, user_line in enumerate(self.line_of):
+            if user_line == tok.line:
+                return self.lines()[idx]
+        return None
+
+
+@dataclass(frozen=True)
+class Param:
+    """A kernel parameter: ``T* x`` (array), ``const T* x`` (read-only), ``T a``."""
+
+    name: str
+    type: str
+    pointer: bool
+    const: bool
+    index: int
+
+    @property
+    def is_array(self) -> bool:
+        return self.pointer
+
+    @property
+    def writable(self) -> bool:
+        return self.pointer and not self.const
+
+    def describe(self) -> str:
+        return f"{'const ' if self.const else ''}{self.type}{'*' if self.pointer else ''}"
+
+
+@dataclass
+class KernelDef:
+    """One ``@kernel`` function as parsed (not yet lowered)."""
+
+    name: str
+    params: list[Param]
+    body: list[Token]  # tokens between the braces
+    unsafe_indices: bool
+    line: int
+    type_vars: tuple[str, ...]
+
+
+@dataclass
+class Module:
+    """A parsed source: helper tokens and kernels, in source order."""
+
+    helpers: list[Token]
+    kernels: list[KernelDef]
+    source_map: SourceMap
+    type_names: frozenset[str] = field(default_factory=frozenset)
+
+    def kernel(self, name: str | None) -> KernelDef:
+        if name is None:
+            if len(self.kernels) == 1:
+                return self.kernels[0]
+            names = ", ".join(k.name for k in self.kernels)
+            raise KernelSyntaxError(
+                f"the source defines several @kernel functions ({names}); "
+                f"pick one with pk.kernel(source, name=...)",
+                self.source_map.filename, 1, 1, None)
+        for k in self.kernels:
+            if k.name == name:
+                return k
+        names = ", ".join(k.name for k in self.kernels) or "none"
+        raise KernelSyntaxError(
+            f"no @kernel named {name!r} in the source (it defines: {names})",
+            self.source_map.filename, 1, 1, None)
+
+
+_TOKEN_RE = re.compile(
+    r"""
+    (?P<ws>[ \t\r\n\f\v]+|\\\n)
+  | (?P<comment>//[^\n]*|/\*.*?\*/)
+  | (?P<num>(?:0[xX][0-9a-fA-F']+|(?:\d[\d']*\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)[uUlLfFhH]*)
+  | (?P<id>[A-Za-z_][A-Za-z_0-9]*)
+  | (?P<at>@[A-Za-z_][A-Za-z_0-9]*)
+  | (?P<str>"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')
+  | (?P<punct><<=|>>=|->|\+\+|--|<<|>>|<=|>=|==|!=|&&|\|\||[-+*/%&|^!~<>=?:;,.()\[\]{}#])
+    """,
+    re.VERBOSE | re.DOTALL,
+)
+
+_PP_RE = re.compile(r"#(?:[^\n\\]|\\.|\\\n)*", re.DOTALL)
+
+
+def tokenize(text: str, smap: SourceMap) -> list[Token]:
+    """Split rendered kernel text into tokens positioned in the user's file."""
+    tokens: list[Token] = []
+    pos = 0
+    rline = 0  # rendered line index
+    line_start = 0
+    at_line_start = True
+    n = len(text)
+    line_of = smap.line_of
+    while pos < n:
+        user_line = line_of[rline] if rline < len(line_of) else (line_of[-1] if line_of else 1)
+        col = pos - line_start + 1
+        if at_line_start and text[pos] == "#":
+            m = _PP_RE.match(text, pos)
+            assert m is not None
+            kind, value = "pp", m.group(0)
+        else:
+            m = _TOKEN_RE.match(text, pos)
+            if m is None:
+                bad = text[pos]
+                raise smap.error(f"unexpected character {bad!r} in kernel source",
+                                 user_line, col, rline)
+            kind = m.lastgroup or "punct"
+            value = m.group(0)
+            if kind == "comment" and value.startswith("/*") and not value.endswith("*/"):
+                raise smap.error("unterminated comment", user_line, col, rline)
+        tokens.append(Token(kind, value, user_line, col))
+        newlines = value.count("\n")
+        if newlines:
+            rline += newlines
+            line_start = pos + value.rfind("\n") + 1
+        pos += len(value)
+        # A preprocessor line only starts at the beginning of a line (after blanks).
+        if kind == "ws":
+            at_line_start = at_line_start or newlines > 0
+        else:
+            at_line_start = False
+    return tokens
+
+
+def significant(tokens: list[Token]) -> list[Token]:
+    """The tokens that are neither whitespace nor comments."""
+    return [t for t in tokens if t.kind not in ("ws", "comment")]
+
+
+_CLOSE = {"(": ")", "[": "]", "{": "}"}
+
+
+def match_bracket(tokens: list[Token], i: int, smap: SourceMap) -> int:
+    """Index of the bracket closing ``tokens[i]``."""
+    stack = [tokens[i]]
+    j = i + 1
+    while j < len(tokens):
+        t = tokens[j]
+        if t.kind == "punct":
+            if t.text in _CLOSE:
+                stack.append(t)
+            elif t.text in (")", "]", "}"):
+                opener = stack.pop()
+                if _CLOSE[opener.text] != t.text:
+                    raise smap.error_at(
+                        f"'{t.text}' does not match '{opener.text}' opened on line {opener.line}",
+                        t)
+                if not stack:
+                    return j
+        j += 1
+    raise smap.error_at(f"'{tokens[i].text}' is never closed", tokens[i])
+
+
+def next_significant(tokens: list[Token], i: int) -> int:
+    """Index of the first significant token at or after ``i`` (len if none)."""
+    while i < len(tokens) and tokens[i].kind in ("ws", "comment"):
+        i += 1
+    return i
+
+
+def _parse_params(tokens: list[Token], smap: SourceMap, opener: Token) -> list[Param]:
+    params: list[Param] = []
+    groups: list[list[Token]] = [[]]
+    depth = 0
+    for t in significant(tokens):
+        if t.kind == "punct" and t.text in "([{":
+            depth += 1
+        elif t.kind == "punct" and t.text in ")]}":
+            depth -= 1
+        if depth == 0 and t.is_punct(","):
+            groups.append([])
+        else:
+            groups[-1].append(t)
+    if groups == [[]] or (len(groups) == 1 and [t.text for t in groups[0]] == ["void"]):
+        return params
+    for idx, group in enumerate(groups):
+        if not group:
+            raise smap.error_at("empty parameter in the @kernel signature", opener)
+        const = False
+        type_name: str | None = None
+        stars = 0
+        name: Token | None = None
+        for t in group:
+            if t.kind == "id" and t.text in ("const",):
+                const = True
+            elif t.kind == "id" and t.text in ("restrict", "__restrict__", "__restrict"):
+                continue
+            elif t.kind == "id" and t.text in ("unsigned", "signed", "short", "char", "size_t",
+                                               "volatile", "__global", "global", "device",
+                                               "__local", "local", "constant", "__constant"):
+                hint = {
+                    "unsigned": "use uint, ulong, uint8_t ... instead",
+                    "signed": "use int, long, int8_t ... instead",
+                    "short": "use int16_t or uint16_t",
+                    "char": "use int8_t or uint8_t",
+                    "size_t": "use long or ulong",
+                    "volatile": "volatile is not supported on parameters",
+                }.get(t.text, "address spaces are the renderer's job; write plain T* or const T*")
+                raise smap.error_at(f"'{t.text}' is not allowed in a kernel parameter: {hint}", t)
+            elif t.kind == "id" and type_name is None:
+                type_name = t.text
+            elif t.kind == "id" and name is None:
+                name = t
+            elif t.is_punct("*"):
+                if type_name is None or name is not None:
+                    raise smap.error_at("misplaced '*' in a kernel parameter", t)
+                stars += 1
+                if stars > 1:
+                    raise smap.error_at(
+                        "pointers to pointers cannot be kernel parameters; pass arrays as T*",
+                        t)
+            else:
+                raise smap.error_at(
+                    f"unexpected '{t.text}' in a kernel parameter; write 'T* name', "
+                    f"'const T* name' or 'T name'", t)
+        if type_name is None or name is None:
+            raise smap.error_at(
+                "a kernel parameter needs a type and a name ('T* x', 'const T* x', 'T a')",
+                group[0])
+        params.append(Param(name.text, type_name, stars == 1, const and stars == 1, idx))
+    seen: set[str] = set()
+    for p in params:
+        if p.name in seen:
+            raise smap.error_at(f"duplicate parameter name {p.name!r}", opener)
+        seen.add(p.name)
+    return params
+
+
+def _collect_type_names(tokens: list[Token]) -> set[str]:
+    """Names the helpers declare as types (typedef/struct), for the lowering."""
+    names: set[str] = set()
+    sig = significant(tokens)
+    for i, t in enumerate(sig):
+        if t.kind == "id" and t.text == "typedef":
+            j = i + 1
+            depth = 0
+            last = None
+            while j < len(sig):
+                s = sig[j]
+                if s.kind == "punct" and s.text in "({[":
+                    depth += 1
+                elif s.kind == "punct" and s.text in ")}]":
+                    depth -= 1
+                elif depth == 0 and s.is_punct(";"):
+                    break
+                elif depth == 0 and s.kind == "id":
+                    last = s.text
+                j += 1
+            if last:
+                names.add(last)
+        elif t.kind == "id" and t.text == "struct" and i + 1 < len(sig) and sig[i + 1].kind == "id":
+            names.add(sig[i + 1].text)
+        elif t.kind == "pp":
+            m = re.match(r"#\s*define\s+([A-Za-z_]\w*)\s+(\w+)\s*$", t.text)
+            if m and m.group(2) in KNOWN_TYPES:
+                names.add(m.group(1))
+    return names
+
+
+def parse(smap: SourceMap) -> Module:
+    """Parse rendered kernel text into a :class:`Module`."""
+    tokens = tokenize(smap.rendered, smap)
+    helpers: list[Token] = []
+    kernels: list[KernelDef] = []
+    i = 0
+    depth = 0
+    while i < len(tokens):
+        t = tokens[i]
+        if t.kind == "pp" and "@" in _strip_pp_comments(t.text):
+            raise smap.error_at("@ constructs cannot be used inside preprocessor directives", t)
+        if t.kind == "punct" and t.text in _CLOSE:
+            depth += 1
+        elif t.kind == "punct" and t.text in (")", "]", "}"):
+            depth -= 1
+            if depth < 0:
+                raise smap.error_at(f"unmatched '{t.text}'", t)
+        if t.kind == "at" and t.text == "@kernel":
+            if depth != 0:
+                raise smap.error_at("@kernel must be at the top level of the source", t)
+            kernel, i = _parse_kernel(tokens, i, smap)
+            kernels.append(kernel)
+            continue
+        if t.kind == "at":
+            _check_helper_construct(t, smap)
+        helpers.append(t)
+        i += 1
+    if depth != 0:
+        opener = next((t for t in reversed(tokens) if t.kind == "punct" and t.text in _CLOSE),
+                      tokens[-1] if tokens else Token("ws", "", 1, 1))
+        raise smap.error_at(f"'{opener.text}' is never closed", opener)
+    if not kernels:
+        raise smap.error("the source has no @kernel function", 1, 1, 0)
+    names = [k.name for k in kernels]
+    for k in kernels:
+        if names.count(k.name) > 1:
+            raise smap.error(f"@kernel {k.name!r} is defined twice", k.line, 1)
+    return Module(helpers, kernels, smap, frozenset(_collect_type_names(helpers)))
+
+
+def _strip_pp_comments(text: str) -> str:
+    return re.sub(r"//[^\n]*|/\*.*?\*/", "", text, flags=re.DOTALL)
+
+
+#: Constructs that may appear outside a @kernel (in helper functions).
+HELPER_CONSTRUCTS = frozenset(
+    f"@atomic_{op}" for op in ("add", "sub", "min", "max", "xchg", "cas", "and", "or", "xor"))
+
+
+def _check_helper_construct(t: Token, smap: SourceMap) -> None:
+    if t.text not in HELPER_CONSTRUCTS:
+        from .lower import KERNEL_CONSTRUCTS
+
+        if t.text in KERNEL_CONSTRUCTS:
+            raise smap.error_at(
+                f"{t.text} can only be used inside a @kernel function, not in a helper", t)
+        raise smap.error_at(unknown_construct_message(t.text), t)
+
+
+def unknown_construct_message(text: str) -> str:
+    from .lower import KERNEL_CONSTRUCTS
+
+    known = ", ".join(sorted(KERNEL_CONSTRUCTS | HELPER_CONSTRUCTS | {"@kernel"}))
+    return f"unknown construct {text}; known constructs are {known}"
+
+
+def _parse_kernel(tokens: list[Token], i: int, smap: SourceMap) -> tuple[KernelDef, int]:
+    at = tokens[i]
+    j = next_significant(tokens, i + 1)
+    unsafe = False
+    if j < len(tokens) and tokens[j].is_punct("("):
+        close = match_bracket(tokens, j, smap)
+        for opt in significant(tokens[j + 1:close]):
+            if opt.is_punct(","):
+                continue
+            if opt.kind == "id" and opt.text == "unsafe_indices":
+                unsafe = True
+            else:
+                raise smap.error_at(
+                    f"unknown @kernel option {opt.text!r}; the only option is unsafe_indices",
+                    opt)
+        j = next_significant(tokens, close + 1)
+    if j >= len(tokens) or tokens[j].text != "void":
+        bad = tokens[j] if j < len(tokens) else at
+        raise smap.error_at("a @kernel function must return void: '@kernel void name(...)'", bad)
+    j = next_significant(tokens, j + 1)
+    if j >= len(tokens) or tokens[j].kind != "id":
+        bad = tokens[j] if j < len(tokens) else at
+        raise smap.error_at("expected the kernel's name after '@kernel void'", bad)
+    name = tokens[j]
+    j = next_significant(tokens, j + 1)
+    if j >= len(tokens) or not tokens[j].is_punct("("):
+        bad = tokens[j] if j < len(tokens) else name
+        raise smap.error_at(f"expected '(' after the kernel name {name.text!r}", bad)
+    pclose = match_bracket(tokens, j, smap)
+    params = _parse_params(tokens[j + 1:pclose], smap, tokens[j])
+    for p in params:
+        if p.name.startswith("pk_"):
+            raise smap.error_at(f"parameter {p.name!r}: names starting with pk_ are reserved",
+                                tokens[j])
+    b = next_significant(tokens, pclose + 1)
+    if b >= len(tokens) or not tokens[b].is_punct("{"):
+        bad = tokens[b] if b < len(tokens) else tokens[pclose]
+        raise smap.error_at("expected '{' to open the kernel body", bad)
+    bclose = match_bracket(tokens, b, smap)
+    type_vars = tuple(dict.fromkeys(p.type for p in params if p.type not in KNOWN_TYPES))
+    kernel = KernelDef(name.text, params, tokens[b + 1:bclose], unsafe, at.line, type_vars)
+    return kernel, bclose + 1

@@ -1,0 +1,359 @@
+"""Jinja: the user's kernel template, the per-dialect templates, and the line map.
+
+Two Jinja stages meet here.
+
+1. The user's source is itself a template (``{{ TILE }}``, ``{% for %}``,
+   ``{% if target == "cuda" %}``). Before rendering it we put an invisible marker
+   at the start of every line that begins outside a Jinja tag; after rendering,
+   the markers tell which user line each output line came from (unrolled loops
+   repeat their line), and are removed. That line map feeds the parser's error
+   positions and the ``#line`` directives of the generated source.
+2. The lowered kernel is rendered through ``templates/<target>/module.j2``. Every
+   target folder defines the same primitive macros in ``macros.j2``; adding a
+   target is a folder of templates plus one launcher.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+import numpy as np
+
+from .errors import KernelSyntaxError, KernelTypeError
+from .language import SourceMap, Token
+from .lower import Call, Gen, LoweredKernel, lower_helpers
+from .types import KNOWN_TYPES, as_type_name
+
+__all__ = ["TARGETS", "KernelTemplate", "RenderedKernel", "render_lowered", "check_constants",
+           "template_dirs", "add_template_dir", "target_environment"]
+
+TARGETS = ("opencl", "cuda", "metal")
+
+_MARK_RE = re.compile("\x02L(\\d+)\x03")
+_TAG_OPEN_RE = re.compile(r"\{\{|\{%|\{#")
+
+
+def _packaged_templates() -> Path:
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "templates", here.parent / "templates"):
+        if (candidate / "opencl" / "module.j2").is_file():
+            return candidate
+    raise FileNotFoundError(  # pragma: no cover - a broken install
+        "portakern's templates/ folder is missing; reinstall portakern")
+
+
+_EXTRA_DIRS: list[Path] = []
+_ENV: jinja2.Environment | None = None
+
+
+def template_dirs() -> list[Path]:
+    """The template search path: plugin folders first, then portakern's own."""
+    return [*_EXTRA_DIRS, _packaged_templates()]
+
+
+def add_template_dir(path: str | Path) -> None:
+    """Put a plugin's template folder ahead of the built-in ones.
+
+    A folder ``path/<target>/`` either adds a new target or, file by file,
+    overrides templates of an existing one.
+    """
+    global _ENV
+    p = Path(path)
+    if p not in _EXTRA_DIRS:
+        _EXTRA_DIRS.insert(0, p)
+    _ENV = None
+
+
+def target_environment() -> jinja2.Environment:
+    """The Jinja environment of the dialect templates (built once)."""
+    global _ENV
+    if _ENV is None:
+        _ENV = jinja2.Environment(
+            loader=jinja2.FileSystemLoader([str(d) for d in template_dirs()]),
+            undefined=jinja2.StrictUndefined,
+            trim_blocks=True,
+            lstrip_blocks=True,
+            keep_trailing_newline=True,
+            autoescape=False,
+        )
+    return _ENV
+
+
+def _finalize(value: object) -> object:
+    # C spells booleans in lower case; Python's str(True) would not compile.
+    if isinstance(value, (bool, np.bool_)):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value)
+    return value
+
+
+_USER_ENV = jinja2.Environment(
+    undefined=jinja2.StrictUndefined,
+    keep_trailing_newline=True,
+    autoescape=False,
+    finalize=_finalize,
+)
+
+
+def check_constants(constants: dict[str, object]) -> dict[str, object]:
+    """Validate Jinja constants: ints, floats, bools and type names only.
+
+    A constant can never inject source text: strings are accepted only when
+    they name a type, and dtypes are turned into type names.
+    """
+    out: dict[str, object] = {}
+    for name, value in constants.items():
+        if not name.isidentifier() or name == "target":
+            raise KernelTypeError(
+                f"constant name {name!r} is not allowed: use a Python identifier other than "
+                f"'target' (portakern sets target itself)")
+        if isinstance(value, (bool, np.bool_)):
+            out[name] = bool(value)
+        elif isinstance(value, (int, np.integer)):
+            out[name] = int(value)
+        elif isinstance(value, (float, np.floating)):
+            if not math.isfinite(float(value)):
+                raise KernelTypeError(
+                    f"constant {name}={value!r} must be finite; define inf or nan in the "
+                    f"kernel source (INFINITY, NAN) instead")
+            out[name] = float(value)
+        elif isinstance(value, str) and value not in KNOWN_TYPES:
+            known = ", ".join(sorted(KNOWN_TYPES))
+            raise KernelTypeError(
+                f"constant {name}={value!r} is a string that is not a type name; constants "
+                f"are ints, floats, bools or type names ({known}), so they can never inject "
+                f"source text")
+        elif isinstance(value, (str, np.dtype, type)):
+            out[name] = as_type_name(value, what=f"constant {name}")
+        else:
+            raise KernelTypeError(
+                f"constant {name}={value!r} has type {type(value).__name__}; constants are "
+                f"ints, floats, bools or type names")
+    return out
+
+
+def _add_markers(source: str) -> str:
+    """Prefix each line that starts outside a Jinja tag with a line marker."""
+    out: list[str] = []
+    in_tag: str | None = None  # the closing delimiter we wait for
+    closers = {"{{": "}}", "{%": "%}", "{#": "#}"}
+    for lineno, line in enumerate(source.split("\n"), start=1):
+        if in_tag is None:
+            out.append(f"\x02L{lineno}\x03")
+        pos = 0
+        while pos < len(line):
+            if in_tag is None:
+                m = _TAG_OPEN_RE.search(line, pos)
+                if m is None:
+                    break
+                in_tag = closers[m.group(0)]
+                pos = m.end()
+            else:
+                end = line.find(in_tag, pos)
+                if end < 0:
+                    break
+                pos = end + 2
+                in_tag = None
+        out.append(line)
+        out.append("\n")
+    out.pop()
+    return "".join(out)
+
+
+def _strip_markers(text: str) -> tuple[str, list[int]]:
+    lines = text.split("\n")
+    line_of: list[int] = []
+    last = 0
+    clean: list[str] = []
+    for line in lines:
+        m = _MARK_RE.search(line)
+        if m:
+            last = int(m.group(1))
+        else:
+            last = last + 1 if last else 1
+        line_of.append(last)
+        clean.append(_MARK_RE.sub("", line))
+    return "\n".join(clean), line_of
+
+
+class KernelTemplate:
+    """The user's source as a Jinja template, compiled once."""
+
+    def __init__(self, source: str, filename: str) -> None:
+        if not isinstance(source, str):
+            raise KernelTypeError(
+                f"kernel source must be a str, got {type(source).__name__}; "
+                f"use pk.kernel.from_file(path) for a file")
+        self.source = source
+        self.filename = filename
+        self._lines = source.split("\n")
+        try:
+            self._template = _USER_ENV.from_string(_add_markers(source))
+        except jinja2.TemplateSyntaxError as exc:
+            lineno = exc.lineno or 1
+            raise KernelSyntaxError(f"template error: {exc.message}", filename, lineno, 1,
+                                    self._line(lineno)) from None
+
+    def _line(self, lineno: int) -> str | None:
+        return self._lines[lineno - 1] if 0 < lineno <= len(self._lines) else None
+
+    def render(self, target: str, constants: dict[str, object]) -> SourceMap:
+        """Render for a target; return the text and its map back to user lines."""
+        try:
+            text = self._template.render(target=target, **constants)
+        except jinja2.UndefinedError as exc:
+            lineno = _template_line(exc.__traceback__)
+            name = _undefined_name(str(exc))
+            raise KernelSyntaxError(
+                f"undefined name {name!r} in the kernel template; bind it with "
+                f"pk.kernel(source, {name}=...) or kernel.specialize({name}=...)",
+                self.filename, lineno, 1, self._line(lineno)) from None
+        except jinja2.TemplateError as exc:
+            lineno = _template_line(exc.__traceback__)
+            raise KernelSyntaxError(f"template error: {exc}", self.filename, lineno, 1,
+                                    self._line(lineno)) from None
+        except (TypeError, ValueError, ArithmeticError) as exc:
+            lineno = _template_line(exc.__traceback__)
+            raise KernelSyntaxError(f"template error: {type(exc).__name__}: {exc}",
+                                    self.filename, lineno, 1, self._line(lineno)) from None
+        clean, line_of = _strip_markers(text)
+        return SourceMap(self.filename, clean, line_of)
+
+
+def _template_line(tb: object) -> int:
+    line = 1
+    for frame, lineno in traceback.walk_tb(tb):  # type: ignore[arg-type]
+        if frame.f_code.co_filename == "<template>":
+            line = lineno
+    return line
+
+
+def _undefined_name(message: str) -> str:
+    m = re.search(r"'([^']+)' is undefined", message)
+    return m.group(1) if m else message
+
+
+@dataclass(frozen=True)
+class RenderedKernel:
+    """Source for one target, with what a launcher needs to know about it."""
+
+    target: str
+    name: str
+    source: str
+    filename: str
+    ndim: int
+    params: tuple
+    bindings: tuple[tuple[str, str], ...]
+    extra: tuple[tuple[str, object], ...] = ()
+
+
+class _Emitter:
+    """Turn parts into text, inserting #line where the user line changes."""
+
+    def __init__(self, macros: object, type_names: dict[str, str], filename: str,
+                 line_directives: bool = True) -> None:
+        self.macros = macros
+        self.type_names = type_names
+        self.quoted = '"' + filename.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        self.line_directives = line_directives
+
+    def emit(self, parts: list) -> str:
+        out: list[str] = []
+        cur: int | None = None  # the line the compiler believes the current line is
+        bol = True
+
+        def put(text: str) -> None:
+            nonlocal cur, bol
+            if not text:
+                return
+            out.append(text)
+            if cur is not None:
+                cur += text.count("\n")
+            bol = text.endswith("\n")
+
+        for part in parts:
+            if isinstance(part, Token):
+                if (self.line_directives and part.kind not in ("ws", "comment")
+                        and part.line != cur):
+                    if not bol:
+                        put("\n")
+                    out.append(f"#line {part.line} {self.quoted}\n")
+                    cur = part.line
+                    bol = True
+                text = part.text
+                if part.kind == "id":
+                    text = self.type_names.get(text, text)
+                put(text)
+            elif isinstance(part, Gen):
+                put(part.text)
+            elif isinstance(part, Call):
+                put(self.call(part))
+            # the @uniform marker renders as nothing
+        return "".join(out)
+
+    def call(self, part: Call) -> str:
+        args = []
+        for a in part.args:
+            if isinstance(a, list):
+                args.append(_Emitter(self.macros, self.type_names, "", False).emit(a))
+            else:
+                args.append(a)
+        macro = getattr(self.macros, part.macro)
+        return str(macro(*args))
+
+
+def render_lowered(lowered: LoweredKernel, module_helpers: object, target: str,
+                   bindings: dict[str, str], filename: str, **extra: object) -> RenderedKernel:
+    """Render a lowered kernel (and the module's helpers) for one target."""
+    env = target_environment()
+    try:
+        macros = env.get_template(f"{target}/macros.j2").module
+        template = env.get_template(f"{target}/module.j2")
+    except jinja2.TemplateNotFound as exc:
+        raise KernelTypeError(
+            f"unknown target {target!r}; known targets: {', '.join(available_targets())}"
+        ) from exc
+    type_names: dict[str, str] = dict(getattr(macros, "type_names", {}))
+    emitter = _Emitter(macros, type_names, filename)
+    helpers = emitter.emit(lower_helpers(module_helpers))  # type: ignore[arg-type]
+    body = emitter.emit(lowered.body)
+    localmem = "\n".join(emitter.emit(decl) for decl in lowered.localmem)
+    resolved = []
+    for p in lowered.params:
+        t = bindings.get(p.type, p.type)
+        resolved.append((p, type_names.get(t, t), t))
+    typedefs = [(name, type_names.get(t, t), t) for name, t in bindings.items()]
+    all_text = helpers + body + localmem + " ".join(t for _, t, _ in typedefs) + " ".join(
+        c for _, c, _ in resolved)
+    source = template.render(
+        pk=macros,
+        kernel=lowered,
+        params=resolved,
+        typedefs=typedefs,
+        helpers=helpers,
+        localmem=localmem,
+        body=body,
+        ndim=lowered.ndim,
+        uses_double=bool(re.search(r"\bdouble\b", all_text)),
+        uses_half=bool(re.search(r"\bhalf\b|__half", all_text)),
+        uses_atomics="pk_atomic_" in all_text,
+        **extra,
+    )
+    return RenderedKernel(target, lowered.name, source, filename, lowered.ndim,
+                          tuple(lowered.params), tuple(sorted(bindings.items())),
+                          tuple(sorted(extra.items())))
+
+
+def available_targets() -> list[str]:
+    """Targets that have a template folder on the search path."""
+    names = set()
+    for d in template_dirs():
+        if d.is_dir():
+            names.update(p.parent.name for p in d.glob("*/module.j2"))
+    return sorted(names)
