@@ -22,6 +22,7 @@ source, only catch what would certainly fail.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 import shutil
@@ -30,7 +31,11 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from portakern.checks.diagnostics import format_diagnostics, parse_diagnostics
+from portakern.checks.diagnostics import (
+    Diagnostic,
+    format_diagnostics,
+    parse_diagnostics,
+)
 from portakern.errors import BackendUnavailableError, CompilationError
 
 __all__ = ["check_metal", "metal_check_available"]
@@ -84,6 +89,20 @@ _ATTR_ITEM_RE = re.compile(
     r"^\s*(?:metal::)?(?P<name>[A-Za-z_]\w*)\s*(?P<args>\(.*\))?\s*$", re.DOTALL
 )
 _CLANG_VERSION_RE = re.compile(r"clang version (\d+)\.(\d+)(?:\.(\d+))?")
+
+# clang words its messages in OpenCL terms; a Metal author should read Metal's.
+_METAL_WORDING = [
+    (re.compile(r"use of type 'double' requires cl_khr_fp64 and __opencl_c_fp64 "
+                r"support"), "Metal has no 'double' type"),
+    (re.compile(r"\blocal address space\b"), "threadgroup address space"),
+    (re.compile(r"\b__global\b"), "device"),
+    (re.compile(r"\b__local\b"), "threadgroup"),
+    (re.compile(r"\b__private\b"), "thread"),
+    (re.compile(r"\b__constant\b"), "constant"),
+    (re.compile(r"\b__kernel\b"), "kernel"),
+    # Undo the shim's renaming of OpenCL keywords that Metal leaves free.
+    (re.compile(r"\bpk_metal_(\w+?)_\b"), r"\1"),
+]
 
 
 def metal_check_available() -> tuple[bool, str]:
@@ -146,8 +165,17 @@ def check_metal(source: str, *, sources: Mapping[str, str] | None = None,
         return
     log = proc.stdout + proc.stderr
     known = {name: source, **(sources or {})}
-    message = format_diagnostics(parse_diagnostics(log), known) or log.strip()
+    diags = [_in_metal_terms(d) for d in parse_diagnostics(log)]
+    message = format_diagnostics(diags, known) or log.strip()
     raise CompilationError(message, log=log, source=source, target="metal")
+
+
+def _in_metal_terms(diag: Diagnostic) -> Diagnostic:
+    message = diag.message
+    for pattern, replacement in _METAL_WORDING:
+        message = pattern.sub(replacement, message)
+    notes = tuple(_in_metal_terms(note) for note in diag.notes)
+    return dataclasses.replace(diag, message=message, notes=notes)
 
 
 def _strip_metal_attributes(source: str) -> str:
