@@ -669,7 +669,7 @@ def lower_kernel(kernel: KernelDef, module: Module, ndim: int) -> LoweredKernel:
     items = lw.lower_tokens(kernel.body)
     body, masked = lw.mask(items)
     if masked:
-        body = [Gen("const bool pk_active = ")] + lw.active() + [Gen(";")] + body
+        body = [Gen("const bool pk_active = ")] + lw.active() + [Gen(";\n")] + body
     return LoweredKernel(kernel.name, kernel.params, kernel.type_vars, ndim,
                          kernel.unsafe_indices, lw.localmem, body, masked)
 

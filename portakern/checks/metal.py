@@ -95,6 +95,10 @@ _METAL_WORDING = [
     (re.compile(r"use of type 'double' requires cl_khr_fp64 and __opencl_c_fp64 "
                 r"support"), "Metal has no 'double' type"),
     (re.compile(r"\blocal address space\b"), "threadgroup address space"),
+    # OpenCL spells out the private address space of every local variable and
+    # pointer ('__private float', 'float *__private'); Metal leaves it implicit.
+    (re.compile(r"'__private "), "'"),
+    (re.compile(r"\*\s*__private\b"), "*"),
     (re.compile(r"\b__global\b"), "device"),
     (re.compile(r"\b__local\b"), "threadgroup"),
     (re.compile(r"\b__private\b"), "thread"),
@@ -187,20 +191,22 @@ def _rewrite_attribute_group(match: re.Match[str]) -> str:
     group = match.group(0)
     items = _split_items(match.group("body"))
     known = [_is_known_attribute(item) for item in items]
-    names = [_attribute_name(item) for item in items]
     if not any(known):
         return group
-    unknown = [item for item, ok in zip(items, known) if not ok]
-    if "kernel" in names:
+    unknown = [item for item, ok in zip(items, known, strict=True) if not ok]
+    if any(ok and _attribute_name(item) == "kernel"
+           for item, ok in zip(items, known, strict=True)):
         # A threadgroup variable is legal only inside an OpenCL __kernel, so
         # [[kernel]] must become one, not just vanish.
         if not unknown:
             return _blank("__kernel", group)
         return "__kernel [[" + ",".join(unknown) + "]]"
+    if not unknown:
+        return _blank("", group)
     # Keep the unknown ones in place for clang to reject; an empty element in
     # an attribute list is valid C++.
     body = ",".join(_blank("", item) if ok else item
-                    for item, ok in zip(items, known))
+                    for item, ok in zip(items, known, strict=True))
     return "[[" + body + "]]"
 
 
