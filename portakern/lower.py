@@ -675,11 +675,66 @@ def lower_kernel(kernel: KernelDef, module: Module, ndim: int) -> LoweredKernel:
 
 
 def lower_helpers(helpers: list[Token]) -> list:
-    """Lower the helper code (only atomics may appear there)."""
+    """Lower the helper code: atomics, and a target prefix before each function.
+
+    CUDA needs ``__device__`` on every helper function (definitions and
+    prototypes); other targets render the ``function_prefix`` macro as nothing.
+    """
     out: list = []
-    for t in helpers:
+    depth = 0
+    decl_start = 0  # index in `out` where the current top-level declaration begins
+    for n, t in enumerate(helpers):
         if t.kind == "at" and t.text.startswith("@atomic_") and t.text[8:] in ATOMIC_OPS:
             out.append(Gen(f"pk_atomic_{t.text[8:]}"))
-        else:
-            out.append(t)
+            continue
+        if depth == 0 and t.kind not in ("ws", "comment", "pp") and decl_start is None:
+            decl_start = len(out)
+        out.append(t)
+        if t.kind == "pp":
+            decl_start = None
+        elif t.kind == "punct" and t.text in "([{":
+            if (t.text == "(" and depth == 0 and decl_start is not None
+                    and _is_function_declaration(helpers, n)):
+                out.insert(decl_start, Call("function_prefix", (), t.line))
+                decl_start = -1  # prefixed; don't prefix this declaration again
+            depth += 1
+        elif t.kind == "punct" and t.text in ")]}":
+            depth -= 1
+            if depth == 0 and t.text == "}" and _ends_declaration(helpers, n):
+                decl_start = None
+        elif t.kind == "punct" and t.text == ";" and depth == 0:
+            decl_start = None
     return out
+
+
+def _ends_declaration(helpers: list[Token], n: int) -> bool:
+    """A '}' at depth 0 ends a function body unless ';' or a declarator follows (struct)."""
+    k = next_significant(helpers, n + 1)
+    return k >= len(helpers) or helpers[k].kind == "pp" or not (
+        helpers[k].is_punct(";") or helpers[k].kind == "id" and helpers[k].text != "static"
+        and helpers[k].text != "inline" and _followed_by_semicolon(helpers, k))
+
+
+def _followed_by_semicolon(helpers: list[Token], k: int) -> bool:
+    j = next_significant(helpers, k + 1)
+    return j < len(helpers) and helpers[j].text in (";", ",", "=")
+
+
+def _is_function_declaration(helpers: list[Token], n: int) -> bool:
+    """Is ``helpers[n]`` (a '(' at depth 0) the parameter list of a function?"""
+    prev = n - 1
+    while prev >= 0 and helpers[prev].kind in ("ws", "comment"):
+        prev -= 1
+    if prev < 0 or helpers[prev].kind != "id" or helpers[prev].text in _KEYWORDS:
+        return False
+    depth = 0
+    for k in range(n, len(helpers)):
+        t = helpers[k]
+        if t.kind == "punct" and t.text in "([{":
+            depth += 1
+        elif t.kind == "punct" and t.text in ")]}":
+            depth -= 1
+            if depth == 0:
+                j = next_significant(helpers, k + 1)
+                return j < len(helpers) and (helpers[j].is_punct("{") or helpers[j].is_punct(";"))
+    return False
