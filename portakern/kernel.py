@@ -135,7 +135,8 @@ class Kernel:
                     f"kernel.specialize({missing[0]}='float')")
             lowered = lower_kernel(kdef, module, ndim)
             hit = render_lowered(lowered, module.helpers, target, full,
-                                 self._template.filename, **extra)
+                                 self._template.filename, user_source=self._template.source,
+                                 **extra)
             self._rendered[key] = hit
         return hit
 

@@ -251,6 +251,12 @@ class RenderedKernel:
     params: tuple
     bindings: tuple[tuple[str, str], ...]
     extra: tuple[tuple[str, object], ...] = ()
+    #: The user's source text, to quote lines in compiler errors.
+    user_source: str = ""
+
+    def sources(self) -> dict[str, str]:
+        """Filename -> user source, for :func:`portakern.checks.diagnostics.format_diagnostics`."""
+        return {self.filename: self.user_source}
 
 
 class _Emitter:
@@ -309,7 +315,8 @@ class _Emitter:
 
 
 def render_lowered(lowered: LoweredKernel, module_helpers: object, target: str,
-                   bindings: dict[str, str], filename: str, **extra: object) -> RenderedKernel:
+                   bindings: dict[str, str], filename: str, *, user_source: str = "",
+                   **extra: object) -> RenderedKernel:
     """Render a lowered kernel (and the module's helpers) for one target."""
     env = target_environment()
     try:
@@ -347,7 +354,7 @@ def render_lowered(lowered: LoweredKernel, module_helpers: object, target: str,
     )
     return RenderedKernel(target, lowered.name, source, filename, lowered.ndim,
                           tuple(lowered.params), tuple(sorted(bindings.items())),
-                          tuple(sorted(extra.items())))
+                          tuple(sorted(extra.items())), user_source)
 
 
 def available_targets() -> list[str]:

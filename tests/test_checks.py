@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from portakern.checks import (
@@ -338,7 +340,7 @@ def test_attribute_prepass_leaves_unknown_attributes_for_clang() -> None:
 
 
 def test_metal_unavailable_without_clang(monkeypatch: pytest.MonkeyPatch,
-                                         tmp_path: object) -> None:
+                                         tmp_path: Path) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
     metal_module._find_clang.cache_clear()
     try:
@@ -545,7 +547,7 @@ extern "C" __global__ void to_half(const float* x, __half* y) {
 
 def test_cuda_rejects_an_arch_the_compiler_cannot_target(cuda_compiler: str) -> None:
     # CUDA 13 dropped everything below sm_75.
-    ok, why = cuda_check_available()
+    _, why = cuda_check_available()
     nvrtc = cuda_module._load_nvrtc()
     if cuda_compiler == "nvrtc" and nvrtc is not None and nvrtc.version[0] < 13:
         pytest.skip(f"{why} still supports compute_60")

@@ -62,14 +62,11 @@ def _build(cl: Any, context: Any, device: Any, rendered: Any, options: list[str]
     try:
         program = cl.Program(context, rendered.source).build(options=options, devices=[device])
     except cl.RuntimeError as exc:
-        log = str(exc)
-        try:
-            program_log = exc.args[0].what() if exc.args else ""
-        except Exception:  # noqa: BLE001 - the log is a best effort
-            program_log = ""
-        from ..checks.diagnostics import format_compiler_log
+        from ..checks.diagnostics import format_diagnostics, parse_diagnostics
 
-        msg = format_compiler_log(log or program_log, rendered)
+        log = str(exc)
+        diags = [d for d in parse_diagnostics(log) if d.filename == rendered.filename]
+        msg = format_diagnostics(diags, rendered.sources()) if diags else log
         raise CompilationError(
             f"OpenCL compilation of kernel {rendered.name!r} failed:\n{msg}",
             log=log, source=rendered.source, target="opencl") from exc

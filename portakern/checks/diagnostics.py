@@ -38,6 +38,11 @@ _TOOL_RE = re.compile(
     r"^(?:(?P<tool>[\w.+-]+)\s*:\s*)?(?P<sev>fatal error|catastrophic error|error)"
     r"\s*:\s*(?P<msg>.*)$"
 )
+# PoCL prints the severity first: "error: file:line:col: message".
+_POCL_RE = re.compile(
+    r"^(?P<sev>fatal error|error|warning|note): (?P<file>.+?):(?P<line>\d+):(?P<col>\d+): "
+    r"(?P<msg>.*)$"
+)
 _NVCC_FATAL_RE = re.compile(r"^(?P<tool>[\w.+-]+) fatal\s*:\s*(?P<msg>.*)$")
 _CARET_RE = re.compile(r"^\s*\^\s*$")
 # EDG echoes the offending line indented by two spaces before the caret line.
@@ -142,7 +147,7 @@ def parse_diagnostics(log: str) -> list[Diagnostic]:
 
 
 def _parse_line(text: str) -> Diagnostic | None:
-    match = _CLANG_RE.match(text)
+    match = _POCL_RE.match(text) or _CLANG_RE.match(text)
     if match:
         col = match.group("col")
         return Diagnostic(match.group("file"), int(match.group("line")),

@@ -97,7 +97,7 @@ _METAL_WORDING = [
     (re.compile(r"\blocal address space\b"), "threadgroup address space"),
     # OpenCL spells out the private address space of every local variable and
     # pointer ('__private float', 'float *__private'); Metal leaves it implicit.
-    (re.compile(r"'__private "), "'"),
+    (re.compile(r"'__private ([^'*]*)'"), r"'\1'"),
     (re.compile(r"\*\s*__private\b"), "*"),
     (re.compile(r"\b__global\b"), "device"),
     (re.compile(r"\b__local\b"), "threadgroup"),
