@@ -388,10 +388,15 @@ def _check_args(kdef: KernelDef, args: tuple, backend: Backend,
                     f"bind it with kernel.specialize({p.type}='float')")
         out[i] = convert_scalar(a, t, i, p)
     for i, p in enumerate(params):
-        if p.pointer and TYPE_DTYPES[bindings.get(p.type, p.type)] == np.float64 \
-                and not backend.supports("float64"):
-            raise KernelTypeError(f"{_describe(i, p)} is float64, which {backend!r} lacks")
+        feature = _FEATURES.get(TYPE_DTYPES[bindings.get(p.type, p.type)])
+        if feature is not None and not backend.supports(feature):
+            raise KernelTypeError(
+                f"{_describe(i, p)} is {feature}, which {backend!r} does not support; "
+                f"convert it (e.g. .astype(numpy.float32)) or use another backend")
     return out, tuple(sorted((tv, bindings[tv]) for tv in kdef.type_vars))
+
+
+_FEATURES = {np.dtype(np.float64): "float64", np.dtype(np.float16): "float16"}
 
 
 def _wrong_array(i: int, p: Any, a: Any, backend: Backend) -> None:
