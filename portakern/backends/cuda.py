@@ -1,0 +1,674 @@
+"""The CUDA launcher: CuPy arrays, and any CUDA array, through CuPy and NVRTC.
+
+``CUDA(device)`` compiles the ``cuda`` rendering with :class:`cupy.RawModule`
+(NVRTC; kernels are ``extern "C"``, so no name mangling) once per device and
+rendered source, and launches on CuPy's current stream of that device without
+waiting. :meth:`CUDA.synchronize` waits for every stream it launched on.
+
+Arrays of other libraries are run on in place: an object with
+``__cuda_array_interface__`` (PyTorch, Numba, JAX) or a CUDA ``__dlpack__``
+becomes a CuPy view (``cupy.asarray`` / ``cupy.from_dlpack``) at launch, never a
+copy.
+
+CuPy is imported inside methods only, so ``import portakern`` and resolving a
+NumPy array never import it, and this module imports on a machine without CuPy.
+A machine without a GPU can still compile-check the CUDA rendering to PTX:
+:meth:`CUDA.compile_check` runs NVRTC (or nvcc) through
+:mod:`portakern.checks.cuda`, with the options a launch would use.
+"""
+
+from __future__ import annotations
+
+import operator
+import os
+import sys
+import threading
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..errors import (
+    BackendMismatchError,
+    BackendUnavailableError,
+    CompilationError,
+    KernelArgumentError,
+    LaunchError,
+    NDRangeError,
+)
+from .base import ArrayInfo, Availability, Backend
+
+__all__ = ["CUDA", "INSTALL_HINT", "launch_config", "nvrtc_options", "cuda_array_info"]
+
+#: The command that makes this backend available (with an NVIDIA driver present).
+INSTALL_HINT = 'pip install "portakern[cuda]"'
+
+#: NVRTC options of every launch and compile check. CuPy before v14 defaulted to an
+#: older C++ standard; pinning one makes the check and the launch compile alike.
+BASE_OPTIONS: tuple[str, ...] = ("-std=c++17",)
+
+#: CUDA's grid limits (blocks per launch) along x, y, z on every GPU since Kepler.
+DEFAULT_MAX_GRID = (2**31 - 1, 65535, 65535)
+
+_DLPACK_CUDA = (2, 13)  # kDLCUDA, kDLCUDAManaged
+_LOCK = threading.RLock()  # re-entered: for_array builds a CUDA, which registers its state
+_AVAILABILITY: list[Availability] = []  # computed once per process
+
+
+def _cupy() -> Any:
+    """Import CuPy, or raise :class:`BackendUnavailableError` with the install command."""
+    cp = sys.modules.get("cupy")
+    if cp is not None:
+        return cp
+    try:
+        import cupy
+    except Exception as exc:  # noqa: BLE001 - a broken CuPy install fails in many ways
+        raise BackendUnavailableError(
+            f"CUDA backend needs CuPy, which {_import_failure(exc)}; install it with: "
+            f"{INSTALL_HINT}") from exc
+    return cupy
+
+
+def _import_failure(exc: BaseException) -> str:
+    if isinstance(exc, ModuleNotFoundError) and exc.name == "cupy":
+        return "is not installed"
+    return f"failed to import ({type(exc).__name__}: {exc})"
+
+
+def _cuda_errors(cp: Any) -> tuple[type[BaseException], ...]:
+    return (cp.cuda.runtime.CUDARuntimeError, cp.cuda.driver.CUDADriverError)
+
+
+# -- launch configuration ---------------------------------------------------------------
+def launch_config(global_size: tuple[int, ...], local_size: tuple[int, ...],
+                  max_grid: tuple[int, ...] = DEFAULT_MAX_GRID,
+                  ) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    """CUDA ``(grid, block)`` for a launch over hardware sizes in work-items.
+
+    Parameters
+    ----------
+    global_size, local_size : tuple of int
+        Work-items in total and per workgroup, hardware axis order (x first), as
+        :class:`~portakern.kernel.Launcher` passes them: 1 to 3 axes.
+    max_grid : tuple of int, optional
+        The device's limit on blocks along x, y, z.
+
+    Returns
+    -------
+    grid, block : tuple of three ints
+        Blocks per axis (``ceil(global / local)``) and threads per block, padded
+        with 1 to three axes.
+
+    Raises
+    ------
+    NDRangeError
+        The grid exceeds the device's limit along an axis; the message names the
+        ndrange axis and the fix.
+    """
+    if len(global_size) != len(local_size) or not 1 <= len(global_size) <= 3:
+        raise ValueError(f"global size {global_size} and local size {local_size} must have "
+                         f"the same number of axes, 1 to 3")
+    ndim = len(global_size)
+    grid = []
+    for hw, (g, w) in enumerate(zip(global_size, local_size, strict=True)):
+        blocks = -(-int(g) // int(w))
+        if blocks > max_grid[hw]:
+            d = ndim - 1 - hw
+            raise NDRangeError(
+                f"ndrange axis {d} needs {blocks} workgroups of {w} work-items, more than "
+                f"CUDA allows along hardware axis {'xyz'[hw]} ({max_grid[hw]}); use a larger "
+                f"workgroupsize along that axis, or make the longest axis the last one (it "
+                f"maps to x, which allows {max_grid[0]} workgroups)")
+        grid.append(blocks)
+    pad = [1] * (3 - ndim)
+    return (tuple(grid + pad), tuple([int(w) for w in local_size] + pad))  # type: ignore[return-value]
+
+
+# -- NVRTC options and headers ---------------------------------------------------------
+_NO_FP16_HEADER = (
+    "this kernel uses half, whose CUDA type comes from cuda_fp16.h, and NVRTC ships no "
+    "headers: install the CUDA runtime headers (pip install nvidia-cuda-runtime, or "
+    "nvidia-cuda-runtime-cu12 for CUDA 12) or the CUDA toolkit, and set CUDA_PATH")
+
+
+def nvrtc_options(source: str, include_dirs: tuple[str, ...] | None = None) -> tuple[str, ...]:
+    """The NVRTC options for compiling ``source`` on a device.
+
+    NVRTC has no default include path, so a source that includes
+    ``cuda_fp16.h`` (every ``half`` kernel) gets the directory holding it.
+
+    Raises
+    ------
+    CompilationError
+        The source needs ``cuda_fp16.h`` and no CUDA headers are found; the
+        message says what to install.
+    """
+    if "cuda_fp16.h" not in source:
+        return BASE_OPTIONS
+    dirs = _fp16_include_dirs() if include_dirs is None else include_dirs
+    if not dirs:
+        raise CompilationError(_NO_FP16_HEADER, source=source, target="cuda")
+    return BASE_OPTIONS + tuple(f"-I{d}" for d in dirs)
+
+
+def _fp16_include_dirs() -> tuple[str, ...]:
+    roots: list[Path] = []
+    cp = sys.modules.get("cupy")
+    if cp is not None:
+        try:
+            found = cp.cuda.get_cuda_path()
+        except Exception:  # noqa: BLE001 - CuPy may find no toolkit at all
+            found = None
+        if found:
+            roots.append(Path(found))
+    roots += [Path(v) for v in (os.environ.get("CUDA_PATH"), os.environ.get("CUDA_HOME")) if v]
+    dirs = [r / "include" for r in roots]
+    for entry in sys.path:
+        # pip's CUDA runtime wheels: nvidia/cu13/include, nvidia/cuda_runtime/include (cu12).
+        dirs += sorted(Path(entry or ".", "nvidia").glob("*/include"), reverse=True)
+    dirs.append(Path("/usr/local/cuda/include"))
+    for d in dirs:
+        # One directory only: headers of two CUDA versions do not mix.
+        if (d / "cuda_fp16.h").is_file():
+            return (str(d),)
+    return ()
+
+
+def _user_sources(rendered: Any) -> dict[str, str]:
+    # Compiler messages name the user's file (#line); quote it when it is one on disk.
+    path = Path(rendered.filename)
+    try:
+        if path.is_file():
+            return {rendered.filename: path.read_text(encoding="utf-8")}
+    except OSError:
+        pass
+    return {}
+
+
+# -- foreign CUDA arrays ---------------------------------------------------------------
+def _c_contiguous(shape: tuple[int, ...], strides: tuple[int, ...] | None,
+                  itemsize: int) -> bool:
+    if strides is None or any(n == 0 for n in shape):
+        return True
+    expected = itemsize
+    for n, s in zip(reversed(shape), reversed(strides), strict=True):
+        # An axis of length 1 may carry any stride (NumPy's relaxed rule).
+        if n != 1 and s != expected:
+            return False
+        expected *= n
+    return True
+
+
+def _interface(array: Any) -> dict | None:
+    try:
+        return array.__cuda_array_interface__
+    except AttributeError:
+        return None
+    except Exception as exc:  # noqa: BLE001 - the exporter's own refusal, e.g. torch grads
+        raise KernelArgumentError(
+            f"a {_type_name(array)} refused to expose its CUDA memory: {exc}") from exc
+
+
+def _type_name(array: Any) -> str:
+    tp = type(array)
+    return f"{tp.__module__}.{tp.__qualname__}"
+
+
+def cuda_array_info(array: Any) -> tuple[np.dtype, tuple[int, ...], bool, bool, int] | None:
+    """Read ``__cuda_array_interface__`` without touching a device.
+
+    Returns
+    -------
+    tuple or None
+        ``(dtype, shape, c_contiguous, writable, pointer)``, or None if
+        ``array`` has no such interface.
+
+    Raises
+    ------
+    KernelArgumentError
+        The interface describes a masked array, or the exporter refused.
+    """
+    cai = _interface(array)
+    if cai is None:
+        return None
+    if cai.get("mask") is not None:
+        raise KernelArgumentError(
+            f"a {_type_name(array)} with a mask cannot be launched on; pass the data "
+            f"without its mask")
+    dtype = np.dtype(cai["typestr"])
+    shape = tuple(int(n) for n in cai["shape"])
+    strides = cai.get("strides")
+    strides = None if strides is None else tuple(int(s) for s in strides)
+    if strides is not None and len(strides) != len(shape):
+        raise KernelArgumentError(
+            f"a {_type_name(array)} has a malformed __cuda_array_interface__: shape {shape} "
+            f"but strides {strides}")
+    pointer, readonly = cai["data"]
+    return (dtype, shape, _c_contiguous(shape, strides, dtype.itemsize), not readonly,
+            int(pointer or 0))
+
+
+class _Foreign:
+    """A CUDA array of another library, turned into a CuPy view at launch."""
+
+    __slots__ = ("array", "dlpack")
+
+    def __init__(self, array: Any, dlpack: bool) -> None:
+        self.array = array
+        self.dlpack = dlpack
+
+    def to_cupy(self, cp: Any) -> Any:
+        # Both are views: asarray wraps the pointer (and honours the interface's
+        # stream, CAI v3), from_dlpack takes ownership of the capsule.
+        return cp.from_dlpack(self.array) if self.dlpack else cp.asarray(self.array)
+
+
+def _dlpack_device(array: Any) -> tuple[int, int] | None:
+    get = getattr(array, "__dlpack_device__", None)
+    if get is None:
+        return None
+    try:
+        kind, index = get()
+    except Exception:  # noqa: BLE001 - a foreign protocol; treat as absent
+        return None
+    return int(kind), int(index)
+
+
+def _device_of(array: Any) -> int | None:
+    """The CUDA device an array lives on, or None if it cannot be told cheaply."""
+    cp = sys.modules.get("cupy")
+    if cp is not None and isinstance(array, cp.ndarray):
+        return int(array.data.device_id)
+    dl = _dlpack_device(array)
+    if dl is not None:
+        kind, index = dl
+        if kind not in _DLPACK_CUDA:
+            raise BackendMismatchError(
+                f"a {_type_name(array)} in DLPack device type {kind} memory is not a CUDA "
+                f"array; move it to a CUDA device, or to NumPy for CPU()")
+        return index
+    cai = _interface(array)
+    if cai is not None and CUDA.available():
+        # Only the driver knows which device a bare pointer belongs to.
+        cp = _cupy()
+        try:
+            attrs = cp.cuda.runtime.pointerGetAttributes(int(cai["data"][0]))
+        except Exception:  # noqa: BLE001 - a pointer the driver does not know
+            return None
+        # Only device (2) and managed (3) memory belong to a device; for host or
+        # unregistered memory let the launch report what goes wrong.
+        if int(attrs.type) in (2, 3) and int(attrs.device) >= 0:
+            return int(attrs.device)
+    return None
+
+
+# -- compiled kernels and per-device state -------------------------------------------------
+class _Compiled:
+    """A loaded kernel of one device, with its limits."""
+
+    __slots__ = ("module", "kernel", "name", "max_threads", "source")
+
+    def __init__(self, module: Any, kernel: Any, name: str, max_threads: int,
+                 source: str) -> None:
+        self.module = module
+        self.kernel = kernel
+        self.name = name
+        self.max_threads = max_threads
+        self.source = source
+
+
+class _DeviceState:
+    """What every ``CUDA`` object of one device shares: compiled modules and limits."""
+
+    def __init__(self) -> None:
+        self.modules: dict[str, _Compiled] = {}
+        self.props: dict[str, Any] | None = None
+        self.max_grid: tuple[int, ...] | None = None
+        # Per device, not per object: equal CUDA objects wait for each other's launches.
+        #: stream pointer -> (stream, kernel name, grid, block) of its last launch
+        self.pending: dict[int, tuple[Any, str, tuple, tuple]] = {}
+        self.lock = threading.Lock()
+
+
+_STATES: dict[int, _DeviceState] = {}
+_INSTANCES: dict[int, CUDA] = {}
+
+
+def _state(device: int) -> _DeviceState:
+    state = _STATES.get(device)
+    if state is None:
+        with _LOCK:
+            state = _STATES.setdefault(device, _DeviceState())
+    return state
+
+
+class CUDA(Backend):
+    """CuPy arrays, and any CUDA array, on one NVIDIA GPU, asynchronously.
+
+    Parameters
+    ----------
+    device : int, optional
+        CUDA device ordinal. Default: CuPy's current device (0 when CuPy or a
+        driver is missing, so that the object can still be built and report why
+        it is unavailable).
+
+    Notes
+    -----
+    Kernels launch on CuPy's current stream of the device
+    (``with cupy.cuda.Stream(): ...`` picks another) and return at once; call
+    :meth:`synchronize` or read a result with :meth:`to_host`. Objects of the
+    same device compare equal and share compiled kernels.
+    """
+
+    name: ClassVar[str] = "CUDA"
+    target: ClassVar[str] = "cuda"
+    preferred_group_size: ClassVar[int] = 256
+
+    def __init__(self, device: int | None = None) -> None:
+        if device is None:
+            device = _current_device()
+        elif isinstance(device, bool):
+            raise KernelArgumentError(f"device must be a CUDA device ordinal, got {device!r}")
+        else:
+            device = operator.index(device)
+        if device < 0:
+            raise KernelArgumentError(f"device must be >= 0, got {device}")
+        count = self.device_count()
+        if count:
+            if device >= count:
+                raise KernelArgumentError(
+                    f"CUDA device {device} does not exist; this machine has {count} "
+                    f"(ordinals 0 to {count - 1})")
+        self.device = device
+        self._state = _state(device)
+
+    @classmethod
+    def for_array(cls, array: Any) -> CUDA:
+        """The backend of the device ``array`` lives on (one object per device).
+
+        Used by :func:`~portakern.get_backend`; touches no device when the array
+        tells its device itself (CuPy arrays, ``__dlpack_device__``).
+        """
+        device = _device_of(array)
+        if device is None:
+            device = _current_device()
+        hit = _INSTANCES.get(device)
+        if hit is None:
+            with _LOCK:
+                hit = _INSTANCES.get(device)
+                if hit is None:
+                    hit = _INSTANCES[device] = cls(device)
+        return hit
+
+    @classmethod
+    def available(cls) -> Availability:
+        if _AVAILABILITY:
+            return _AVAILABILITY[0]
+        status = _probe()
+        with _LOCK:
+            if not _AVAILABILITY:
+                _AVAILABILITY.append(status)
+        return _AVAILABILITY[0]
+
+    @classmethod
+    def device_count(cls) -> int:
+        """How many CUDA devices this process sees (0 when the backend is unavailable)."""
+        if not cls.available():
+            return 0
+        return int(_cupy().cuda.runtime.getDeviceCount())
+
+    @property
+    def cache_key(self) -> Any:
+        return ("cuda", self.device)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other.device == self.device  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((CUDA, self.device))
+
+    def __repr__(self) -> str:
+        return f"CUDA(device={self.device})"
+
+    # -- device properties ------------------------------------------------------------
+    def _props(self) -> dict[str, Any]:
+        props = self._state.props
+        if props is None:
+            self.check_available()
+            props = _cupy().cuda.runtime.getDeviceProperties(self.device)
+            self._state.props = props
+        return props
+
+    def max_workgroup_size(self, compiled: Any) -> int:
+        return min(int(self._props()["maxThreadsPerBlock"]), compiled.max_threads)
+
+    def max_workitem_sizes(self) -> tuple[int, ...]:
+        return tuple(int(n) for n in self._props()["maxThreadsDim"])
+
+    def max_grid_sizes(self) -> tuple[int, ...]:
+        """The largest number of workgroups per hardware axis (x, y, z)."""
+        # Asked on every launch: kept as a tuple once read.
+        grid = self._state.max_grid
+        if grid is None:
+            grid = self._state.max_grid = tuple(int(n) for n in self._props()["maxGridSize"])
+        return grid
+
+    def compute_capability(self) -> tuple[int, int]:
+        """The device's compute capability, e.g. ``(9, 0)``."""
+        props = self._props()
+        return int(props["major"]), int(props["minor"])
+
+    def supports(self, feature: str) -> bool:
+        if feature == "float16":
+            return self.compute_capability() >= (5, 3)
+        # float64 and 64-bit integer atomics exist on every GPU CUDA 12 supports;
+        # float64 atomic add falls back to compare-and-swap before sm_60.
+        return True
+
+    # -- compile and launch -----------------------------------------------------------
+    def compile(self, rendered: Any) -> _Compiled:
+        state = self._state
+        hit = state.modules.get(rendered.source)
+        if hit is not None:
+            return hit
+        self.check_available()
+        cp = _cupy()
+        options = nvrtc_options(rendered.source)
+        with state.lock:
+            hit = state.modules.get(rendered.source)
+            if hit is None:
+                hit = _build(cp, self.device, rendered, options)
+                state.modules[rendered.source] = hit
+        return hit
+
+    @staticmethod
+    def compile_check(rendered: Any, arch: str = "compute_90") -> str:
+        """Compile a rendered kernel to PTX without a GPU, as a launch would.
+
+        Uses :func:`portakern.checks.cuda.compile_cuda_ptx` (NVRTC, else nvcc)
+        with :func:`nvrtc_options`; returns the PTX text.
+
+        Raises
+        ------
+        CompilationError
+            The compiler rejected the source; the message quotes the user's line.
+        BackendUnavailableError
+            Neither NVRTC nor nvcc is installed.
+        """
+        from ..checks.cuda import compile_cuda_ptx
+
+        try:
+            # compile_cuda_ptx adds the CUDA include directory it finds itself.
+            return compile_cuda_ptx(rendered.source, arch=arch, name=f"{rendered.name}.cu",
+                                    options=BASE_OPTIONS, sources=_user_sources(rendered))
+        except CompilationError as exc:
+            if "cuda_fp16.h" in rendered.source and "cuda_fp16.h" in str(exc):
+                raise CompilationError(_NO_FP16_HEADER, log=exc.log, source=rendered.source,
+                                       target="cuda") from exc
+            raise
+
+    def launch(self, compiled: Any, args: list, global_size: tuple[int, ...],
+               local_size: tuple[int, ...]) -> None:
+        grid, block = launch_config(global_size, local_size, self.max_grid_sizes())
+        self._enqueue(compiled, grid, block, args)
+
+    def _enqueue(self, compiled: Any, grid: tuple, block: tuple, args: list) -> None:
+        cp = _cupy()
+        for n, a in enumerate(args):
+            if type(a) is _Foreign:
+                args[n] = a.to_cupy(cp)
+        try:
+            with cp.cuda.Device(self.device):
+                stream = cp.cuda.get_current_stream()
+                compiled.kernel(grid, block, tuple(args))
+        except _cuda_errors(cp) as exc:
+            raise LaunchError(
+                f"CUDA launch of kernel {compiled.name!r} failed on {self!r} "
+                f"(grid {grid}, block {block}): {exc}") from exc
+        self._state.pending[stream.ptr] = (stream, compiled.name, grid, block)
+
+    def synchronize(self) -> None:
+        if not self.available():
+            return  # nothing can have been launched
+        cp = _cupy()
+        with cp.cuda.Device(self.device):
+            self._wait(cp, cp.cuda.get_current_stream())
+
+    def _wait(self, cp: Any, current: Any, *, others_only: bool = False) -> None:
+        if others_only:
+            pending = [v for k, v in self._state.pending.items() if k != current.ptr]
+            for stream, *_ in pending:
+                del self._state.pending[stream.ptr]
+        else:
+            pending = list(self._state.pending.values())
+            self._state.pending.clear()
+            if all(s.ptr != current.ptr for s, *_ in pending):
+                pending.append((current, None, None, None))
+        for stream, name, grid, block in pending:
+            try:
+                stream.synchronize()
+            except _cuda_errors(cp) as exc:
+                raise self._fault(exc, name, grid, block) from exc
+
+    def _fault(self, exc: BaseException, name: str | None, grid: Any,
+               block: Any) -> LaunchError:
+        last = (f"; the last kernel launched on that stream was {name!r} (grid {grid}, "
+                f"block {block})" if name else "")
+        return LaunchError(
+            f"a CUDA kernel on {self!r} failed: {exc}{last}. A kernel fault leaves the CUDA "
+            f"context unusable: restart the process (run with CUDA_LAUNCH_BLOCKING=1 to "
+            f"find the faulting launch)")
+
+    # -- arrays -----------------------------------------------------------------------
+    def array_info(self, array: Any) -> ArrayInfo | None:
+        cp = sys.modules.get("cupy")
+        if cp is not None and isinstance(array, cp.ndarray):
+            if array.data.device_id != self.device:
+                return None
+            # CuPy arrays have no read-only flag; views carry their offset in .data.
+            return ArrayInfo(array.dtype, array.shape, bool(array.flags.c_contiguous), True,
+                             array)
+        info = cuda_array_info(array)
+        if info is not None:
+            try:
+                device = _device_of(array)
+            except BackendMismatchError:
+                return None  # not CUDA memory: the launcher names the argument
+            if device is not None and device != self.device:
+                return None
+            dtype, shape, contiguous, writable, _ = info
+            return ArrayInfo(dtype, shape, contiguous, writable, _Foreign(array, False))
+        dl = _dlpack_device(array)
+        if dl is None or dl[0] not in _DLPACK_CUDA or dl[1] != self.device:
+            return None
+        # DLPack alone does not describe the array without a capsule: take the
+        # (zero-copy) CuPy view now, which an array on a CUDA device allows.
+        view = _cupy().from_dlpack(array)
+        return ArrayInfo(view.dtype, view.shape, bool(view.flags.c_contiguous), True, view)
+
+    def _as_cupy(self, array: Any) -> Any:
+        cp = _cupy()
+        if isinstance(array, cp.ndarray):
+            return array
+        if _interface(array) is not None:
+            return cp.asarray(array)
+        return cp.from_dlpack(array)
+
+    def allocate(self, shape: Any, dtype: Any) -> Any:
+        self.check_available()
+        cp = _cupy()
+        with cp.cuda.Device(self.device):
+            return cp.empty(shape, dtype)
+
+    def zeros(self, shape: Any, dtype: Any) -> Any:
+        self.check_available()
+        cp = _cupy()
+        with cp.cuda.Device(self.device):
+            return cp.zeros(shape, dtype)
+
+    def to_device(self, array: np.ndarray) -> Any:
+        self.check_available()
+        cp = _cupy()
+        with cp.cuda.Device(self.device):
+            return cp.array(np.asarray(array), order="C", copy=True)
+
+    def to_host(self, array: Any) -> np.ndarray:
+        self.check_available()
+        cp = _cupy()
+        with cp.cuda.Device(self.device):
+            current = cp.cuda.get_current_stream()
+            # The copy runs on the current stream, after the launches queued there;
+            # launches made under other streams are waited for first.
+            self._wait(cp, current, others_only=True)
+            try:
+                return cp.asnumpy(self._as_cupy(array))
+            except _cuda_errors(cp) as exc:
+                last = self._state.pending.get(cp.cuda.get_current_stream().ptr)
+                raise self._fault(exc, *(last[1:] if last else (None, None, None))) from exc
+
+
+def _current_device() -> int:
+    if not CUDA.available():
+        return 0
+    return int(_cupy().cuda.runtime.getDevice())
+
+
+def _probe() -> Availability:
+    try:
+        cp = _cupy()
+    except BackendUnavailableError as exc:
+        return Availability(False, str(exc))
+    try:
+        count = cp.cuda.runtime.getDeviceCount()
+    except Exception as exc:  # noqa: BLE001 - no driver, wrong driver, no device
+        return Availability(
+            False, f"CuPy {cp.__version__} finds no usable CUDA device ({exc}); CUDA needs an "
+                   f"NVIDIA GPU and driver, and a CuPy built for that driver's CUDA version: "
+                   f"{INSTALL_HINT}")
+    if count == 0:
+        return Availability(False, f"no CUDA device found; {INSTALL_HINT} needs an NVIDIA GPU")
+    return Availability(True)
+
+
+def _build(cp: Any, device: int, rendered: Any, options: tuple[str, ...]) -> _Compiled:
+    from ..checks.diagnostics import format_diagnostics, parse_diagnostics
+
+    with cp.cuda.Device(device):
+        module = cp.RawModule(code=rendered.source, options=options)
+        try:
+            # RawModule compiles lazily: getting the function and one of its
+            # attributes compiles and loads it here, not at the first launch.
+            kernel = module.get_function(rendered.name)
+            max_threads = int(kernel.max_threads_per_block)
+        except cp.cuda.compiler.CompileException as exc:
+            log = exc.get_message()
+            sources = {**_user_sources(rendered)}
+            msg = format_diagnostics(parse_diagnostics(log), sources) or log.strip()
+            raise CompilationError(
+                f"CUDA compilation of kernel {rendered.name!r} failed:\n{msg}",
+                log=log, source=rendered.source, target="cuda") from exc
+        except _cuda_errors(cp) as exc:
+            raise CompilationError(
+                f"CUDA could not load kernel {rendered.name!r} on device {device}: {exc}",
+                log=str(exc), source=rendered.source, target="cuda") from exc
+    return _Compiled(module, kernel, rendered.name, max_threads, rendered.source)
