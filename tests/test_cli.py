@@ -1,0 +1,338 @@
+"""The command line (portakern/cli.py), in-process and as ``python -m portakern``."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+import portakern as pk
+from portakern import cli
+from portakern.examples import EXAMPLES
+from portakern.registry import registered_backends
+
+needs_cpu = pytest.mark.skipif(not pk.CPU.available(),
+                               reason=f"no CPU OpenCL device: {pk.CPU.available().reason}")
+
+BAD_KERNEL = """\
+// a kernel that uses a name nobody defined
+@kernel void scale(T* y, const T* x) {
+    const long i = @index(Global, Linear);
+    y[i] = x[i] * undefined_scale;
+}
+"""
+
+MALFORMED_KERNEL = """\
+@kernel void fill(float* y) {
+    const long i = @index(Global, Linaer);
+    y[i] = 1.0f;
+}
+"""
+
+SIGNATURES = {
+    "opencl": "__kernel void saxpy(",
+    "cuda": 'extern "C" __global__ void saxpy(',
+    "metal": "[[kernel]] void saxpy(",
+}
+
+
+def run_cli(*argv: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = cli.main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def run_module(*argv: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "portakern", *argv], capture_output=True,
+                          text=True, timeout=timeout, check=False)
+
+
+# -- info -----------------------------------------------------------------------------------
+
+def _backend_line(out: str, name: str) -> str:
+    lines = [ln for ln in out.splitlines() if ln.strip().startswith(f"{name} ")]
+    assert lines, f"no line for backend {name} in:\n{out}"
+    return lines[0]
+
+
+@needs_cpu
+def test_info_lists_backends_with_reasons(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli("info", capsys=capsys)
+    assert code == 0
+    assert "available" in _backend_line(out, "CPU")
+    assert "unavailable" not in _backend_line(out, "CPU")
+    assert "unavailable" not in _backend_line(out, "OpenCL")
+    for name in registered_backends():
+        line = _backend_line(out, name)
+        if "unavailable" in line:
+            reason = line.split("unavailable:", 1)[1].strip()
+            assert reason, f"{name} is unavailable without a reason"
+            # The install command is on the line or the one after it.
+            following = out.split(line, 1)[1].splitlines()[1:2]
+            assert "pip install" in line or any("install" in ln for ln in following)
+    for package in ("numpy", "jinja2", "pyopencl"):
+        assert package in out
+    assert "OpenCL devices" in out
+
+
+@needs_cpu
+def test_info_on_this_machine_has_no_cuda_or_metal(capsys: pytest.CaptureFixture[str]) -> None:
+    from portakern.registry import backend_status
+
+    if backend_status("CUDA") or backend_status("Metal"):
+        pytest.skip("this machine has CUDA or Metal")
+    _, out, _ = run_cli("info", capsys=capsys)
+    assert "unavailable:" in _backend_line(out, "CUDA")
+    assert "unavailable:" in _backend_line(out, "Metal")
+
+
+def test_info_as_module() -> None:
+    proc = run_module("info")
+    assert proc.returncode == 0, proc.stderr
+    assert "CPU" in proc.stdout and "CUDA" in proc.stdout and "Metal" in proc.stdout
+    assert "Traceback" not in proc.stderr
+
+
+# -- render ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("target", ["opencl", "cuda", "metal"])
+def test_render_example_for_each_target(target: str,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli("render", "saxpy", "--target", target, capsys=capsys)
+    assert code == 0
+    assert SIGNATURES[target] in out
+    assert "float" in out and "double" not in out  # T defaults to float
+    assert '#line 6 "' in out and "saxpy.pk" in out
+
+
+def test_render_binds_type_variables_and_constants(capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(EXAMPLES["matmul_tiled"].path)
+    code, out, _ = run_cli("render", path, "-t", "cuda", "-D", "T=double", "-D", "TILE=8",
+                           capsys=capsys)
+    assert code == 0
+    assert "typedef double T;" in out and "__shared__ T ta[8][8];" in out
+    assert "ta[li][7]" in out and "ta[li][8]" not in out  # the unrolled loop follows TILE
+
+
+def test_render_file_with_several_kernels(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli("render", "image.pk", "--target", "opencl", capsys=capsys)
+    assert code == 0
+    for name in ("rgb_to_gray", "negative", "darken"):
+        assert f"kernel {name} for opencl" in out
+    code, out, _ = run_cli("render", "image.pk", "-t", "metal", "--kernel", "darken",
+                           capsys=capsys)
+    assert code == 0
+    assert "[[kernel]] void darken(" in out and "void rgb_to_gray" not in out
+
+
+def test_render_as_module_and_script(tmp_path: Path) -> None:
+    path = tmp_path / "saxpy.pk"
+    path.write_text(EXAMPLES["saxpy"].source)
+    proc = run_module("render", str(path), "--target", "cuda")
+    assert proc.returncode == 0, proc.stderr
+    assert SIGNATURES["cuda"] in proc.stdout and f'"{path}"' in proc.stdout
+    script = shutil.which("portakern")
+    if script is None:
+        pytest.skip("the portakern console script is not on PATH")
+    proc = subprocess.run([script, "render", str(path), "-t", "metal"], capture_output=True,
+                          text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert SIGNATURES["metal"] in proc.stdout
+
+
+def test_render_errors_are_clean(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "fill.pk"
+    bad.write_text(MALFORMED_KERNEL)
+    code, out, err = run_cli("render", str(bad), "-t", "cuda", capsys=capsys)
+    assert code == 1 and out == ""
+    assert f'File "{bad}", line 2' in err and "Linaer" in err and "^" in err
+    assert "Traceback" not in err
+    # A missing Jinja constant names the -D option that fixes it.
+    tiled = tmp_path / "tiled.pk"
+    tiled.write_text(EXAMPLES["matmul_tiled"].source)
+    code, _, err = run_cli("render", str(tiled), "-t", "cuda", capsys=capsys)
+    assert code == 1 and "-D TILE=VALUE" in err
+
+
+def test_render_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["render", "saxpy", "--target", "vulkan"])
+    assert exc.value.code == 2
+    assert "unknown target 'vulkan'" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["render", "no_such_kernel.pk", "--target", "cuda"])
+    assert exc.value.code == 2
+    assert "no such file" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["render", "saxpy"])  # --target is required
+    assert exc.value.code == 2
+
+
+# -- check ----------------------------------------------------------------------------------
+
+@needs_cpu
+def test_check_good_example(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli("check", "matmul_tiled", capsys=capsys)
+    assert code == 0, out
+    for target in ("opencl", "cuda", "metal"):
+        line = next(ln for ln in out.splitlines() if ln.strip().startswith(target))
+        assert "OK" in line or "SKIPPED" in line
+    assert "opencl  OK" in out
+    assert "FAILED" not in out
+
+
+@needs_cpu
+def test_check_double_skips_metal(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli("check", "saxpy", "-D", "T=double", capsys=capsys)
+    assert code == 0, out
+    assert "T=double" in out and "Metal has no double" in out
+
+
+@needs_cpu
+def test_check_undefined_name_fails_with_the_users_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "scale.pk"
+    path.write_text(BAD_KERNEL)
+    code, out, _ = run_cli("check", str(path), capsys=capsys)
+    assert code == 1
+    assert "opencl  FAILED" in out
+    assert f"{path}:4" in out
+    assert "y[i] = x[i] * undefined_scale;" in out
+    assert "Traceback" not in out
+
+
+def test_check_undefined_name_as_module(tmp_path: Path) -> None:
+    path = tmp_path / "scale.pk"
+    path.write_text(BAD_KERNEL)
+    proc = run_module("check", str(path))
+    assert proc.returncode != 0
+    assert "y[i] = x[i] * undefined_scale;" in proc.stdout
+    assert f"{path}:4" in proc.stdout
+    assert "Traceback" not in proc.stderr
+
+
+def test_check_malformed_kernel_fails_before_compiling(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "fill.pk"
+    path.write_text(MALFORMED_KERNEL)
+    code, out, _ = run_cli("check", str(path), capsys=capsys)
+    assert code == 1
+    assert "FAILED before any compiler ran" in out
+    assert "const long i = @index(Global, Linaer);" in out
+    assert out.count("Linaer'") == 1  # reported once, not once per target
+
+
+def test_check_only_some_targets(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli("check", "negative", "--target", "metal", capsys=capsys)
+    assert code == 0
+    assert "metal" in out and "opencl" not in out and "cuda" not in out
+
+
+# -- -D parsing -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("TILE=16", ("TILE", 16)), ("N=0x10", ("N", 16)), ("SCALE=0.5", ("SCALE", 0.5)),
+    ("FAST=true", ("FAST", True)), ("FAST=False", ("FAST", False)),
+    ("T=double", ("T", "double")), ("T=float32", ("T", "float")), ("U=int64", ("U", "long")),
+    ("T=uint8_t", ("T", "uint8_t")),
+])
+def test_parse_define(text: str, expected: tuple) -> None:
+    assert cli.parse_define(text) == expected
+
+
+@pytest.mark.parametrize("text", ["TILE", "=3", "T=", "T=vec4", "1X=2", "T=f(x)"])
+def test_parse_define_rejects(text: str) -> None:
+    import argparse
+
+    with pytest.raises(argparse.ArgumentTypeError):
+        cli.parse_define(text)
+
+
+# -- demo -----------------------------------------------------------------------------------
+
+@needs_cpu
+def test_demo_small(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli("demo", "--small", "--repeat", "1", capsys=capsys)
+    assert code == 0, out
+    for name in EXAMPLES:
+        assert any(ln.startswith(name + " ") and ln.endswith("OK") for ln in out.splitlines()), \
+            name
+    assert f"{len(EXAMPLES)}/{len(EXAMPLES)} examples agree" in out
+
+
+@needs_cpu
+@pytest.mark.slow
+def test_demo_as_module() -> None:
+    proc = run_module("demo")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for name in EXAMPLES:
+        assert name in proc.stdout
+    assert "FAIL" not in proc.stdout
+
+
+@needs_cpu
+def test_demo_reports_a_mismatch(monkeypatch: pytest.MonkeyPatch,
+                                 capsys: pytest.CaptureFixture[str]) -> None:
+    ex = EXAMPLES["saxpy"]
+
+    def wrong(args: tuple, constants: object) -> dict:
+        y, x, a = args
+        return {"y": a * x + y + 1}
+
+    monkeypatch.setitem(EXAMPLES, "saxpy", type(ex)(**{**ex.__dict__, "reference_fn": wrong}))
+    code, out, _ = run_cli("demo", "--small", "--only", "saxpy", "--only", "negative",
+                           capsys=capsys)
+    assert code == 1
+    assert any(ln.startswith("saxpy") and ln.endswith("FAIL") for ln in out.splitlines())
+    assert "1/2 examples agree" in out
+
+
+def test_demo_unknown_example(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["demo", "--only", "sapxy"])
+    assert exc.value.code == 2
+    assert "no example named 'sapxy'" in capsys.readouterr().err
+
+
+# -- bench and the rest ---------------------------------------------------------------------
+
+def test_bench_dispatches_to_portakern_bench(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[list[str]] = []
+    fake = types.ModuleType("portakern.bench")
+    fake.main = lambda argv: seen.append(argv) or 3  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "portakern.bench", fake)
+    assert cli.main(["bench", "--help", "--quick"]) == 3
+    assert seen == [["--help", "--quick"]]
+
+
+def test_bench_without_the_module(monkeypatch: pytest.MonkeyPatch,
+                                  capsys: pytest.CaptureFixture[str]) -> None:
+    import importlib
+
+    real = importlib.import_module
+
+    def fake_import(name: str, *args: object) -> object:
+        if name == "portakern.bench":
+            raise ModuleNotFoundError("No module named 'portakern.bench'", name=name)
+        return real(name, *args)
+
+    monkeypatch.setattr(importlib, "import_module", fake_import)
+    assert cli.main(["bench"]) == 2
+    assert "portakern.bench" in capsys.readouterr().err
+
+
+def test_no_command_prints_help(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main([]) == 2
+    out = capsys.readouterr().out
+    for command in ("info", "render", "check", "demo", "bench"):
+        assert command in out
+
+
+def test_version() -> None:
+    proc = run_module("--version")
+    assert proc.returncode == 0
+    assert pk.__version__ in proc.stdout
