@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from .backends.base import Backend
+from .backends.cuda import CUDA
+from .backends.metal import MLXCUDA, Metal
 from .backends.opencl import CPU, OpenCL
 from .errors import (
     BackendMismatchError,
@@ -26,6 +28,7 @@ __all__ = [
     "BackendMismatchError",
     "BackendUnavailableError",
     "CPU",
+    "CUDA",
     "CompilationError",
     "Kernel",
     "KernelArgumentError",
@@ -33,6 +36,8 @@ __all__ = [
     "KernelTypeError",
     "Launcher",
     "LaunchError",
+    "MLXCUDA",
+    "Metal",
     "NDRangeError",
     "OpenCL",
     "PortakernError",

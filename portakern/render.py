@@ -18,8 +18,9 @@ from __future__ import annotations
 import math
 import re
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import jinja2
 import numpy as np
@@ -199,6 +200,11 @@ class KernelTemplate:
             lineno = exc.lineno or 1
             raise KernelSyntaxError(f"template error: {exc.message}", filename, lineno, 1,
                                     self._line(lineno)) from None
+        except RecursionError:
+            # e.g. a run of '{' that Jinja reads as '{{ {{{ ...': its parser recurses.
+            raise KernelSyntaxError(
+                "template error: Jinja expressions nested too deeply (a run of '{' is read "
+                "as '{{'; separate braces with spaces)", filename, 1, 1, self._line(1)) from None
 
     def _line(self, lineno: int) -> str | None:
         return self._lines[lineno - 1] if 0 < lineno <= len(self._lines) else None
@@ -210,15 +216,18 @@ class KernelTemplate:
         except jinja2.UndefinedError as exc:
             lineno = _template_line(exc.__traceback__)
             name = _undefined_name(str(exc))
+            text = self._line(lineno)
+            # Point the caret at the name when the line spells it.
+            m = re.search(rf"\b{re.escape(name)}\b", text or "")
             raise KernelSyntaxError(
                 f"undefined name {name!r} in the kernel template; bind it with "
                 f"pk.kernel(source, {name}=...) or kernel.specialize({name}=...)",
-                self.filename, lineno, 1, self._line(lineno)) from None
+                self.filename, lineno, m.start() + 1 if m else 1, text) from None
         except jinja2.TemplateError as exc:
             lineno = _template_line(exc.__traceback__)
             raise KernelSyntaxError(f"template error: {exc}", self.filename, lineno, 1,
                                     self._line(lineno)) from None
-        except (TypeError, ValueError, ArithmeticError) as exc:
+        except (TypeError, ValueError, ArithmeticError, RecursionError) as exc:
             lineno = _template_line(exc.__traceback__)
             raise KernelSyntaxError(f"template error: {type(exc).__name__}: {exc}",
                                     self.filename, lineno, 1, self._line(lineno)) from None
@@ -253,10 +262,32 @@ class RenderedKernel:
     extra: tuple[tuple[str, object], ...] = ()
     #: The user's source text, to quote lines in compiler errors.
     user_source: str = ""
+    #: Each ``{% block %}`` of the module template rendered on its own, as
+    #: (name, text): how a launcher that takes a header and a body separately
+    #: (MLX's ``metal_kernel``) gets them.
+    sections: tuple[tuple[str, str], ...] = ()
+    #: What this was rendered from, so that :meth:`variant` can render it again.
+    lowered: Any = field(default=None, compare=False, repr=False)
+    helpers: Any = field(default=None, compare=False, repr=False)
 
     def sources(self) -> dict[str, str]:
         """Filename -> user source, for :func:`portakern.checks.diagnostics.format_diagnostics`."""
         return {self.filename: self.user_source}
+
+    def section(self, name: str) -> str:
+        """The text of the module template's ``{% block name %}``."""
+        return dict(self.sections)[name]
+
+    def variant(self, **extra: object) -> RenderedKernel:
+        """Render the same lowered kernel again, with other template options.
+
+        ``template="metal/mlx.j2"`` picks another module template (still with this
+        target's macros); other keywords reach the template as variables. Options
+        given when this one was rendered are kept unless overridden.
+        """
+        return render_lowered(self.lowered, self.helpers, self.target, dict(self.bindings),
+                              self.filename, user_source=self.user_source,
+                              **{**dict(self.extra), **extra})
 
 
 class _Emitter:
@@ -316,21 +347,33 @@ class _Emitter:
 
 def render_lowered(lowered: LoweredKernel, module_helpers: object, target: str,
                    bindings: dict[str, str], filename: str, *, user_source: str = "",
-                   **extra: object) -> RenderedKernel:
-    """Render a lowered kernel (and the module's helpers) for one target."""
+                   template: str | None = None, **extra: object) -> RenderedKernel:
+    """Render a lowered kernel (and the module's helpers) for one target.
+
+    ``template`` names the module template, ``<target>/module.j2`` by default; each
+    of its ``{% block %}``s also comes back alone in :attr:`RenderedKernel.sections`.
+    """
     env = target_environment()
     try:
         macros = env.get_template(f"{target}/macros.j2").module
-        template = env.get_template(f"{target}/module.j2")
+        module_template = env.get_template(template or f"{target}/module.j2")
     except jinja2.TemplateNotFound as exc:
+        if template and exc.name == template:
+            raise
         raise KernelTypeError(
             f"unknown target {target!r}; known targets: {', '.join(available_targets())}"
         ) from exc
     type_names: dict[str, str] = dict(getattr(macros, "type_names", {}))
     emitter = _Emitter(macros, type_names, filename)
     helpers = emitter.emit(lower_helpers(module_helpers))  # type: ignore[arg-type]
+    if lowered.line:
+        # The generated signature (and local memory) belong to the user's @kernel line,
+        # not to the last helper line: a compiler error there must not blame a helper.
+        helpers += f"\n#line {lowered.line} {emitter.quoted}"
     body = emitter.emit(lowered.body)
-    localmem = "\n".join(emitter.emit(decl) for decl in lowered.localmem)
+    localmem = "\n".join(
+        (f"#line {decl[0].line} {emitter.quoted}\n" if getattr(decl[0], "line", 0) else "")
+        + emitter.emit(decl) for decl in lowered.localmem if decl)
     resolved = []
     for p in lowered.params:
         t = bindings.get(p.type, p.type)
@@ -338,7 +381,7 @@ def render_lowered(lowered: LoweredKernel, module_helpers: object, target: str,
     typedefs = [(name, type_names.get(t, t), t) for name, t in bindings.items()]
     all_text = helpers + body + localmem + " ".join(t for _, t, _ in typedefs) + " ".join(
         c for _, c, _ in resolved)
-    source = template.render(
+    variables = dict(
         pk=macros,
         kernel=lowered,
         params=resolved,
@@ -352,9 +395,15 @@ def render_lowered(lowered: LoweredKernel, module_helpers: object, target: str,
         uses_atomics="pk_atomic_" in all_text,
         **extra,
     )
+    source = module_template.render(variables)
+    sections = tuple((name, "".join(block(module_template.new_context(variables))))
+                     for name, block in module_template.blocks.items())
+    if template:
+        extra = {**extra, "template": template}
     return RenderedKernel(target, lowered.name, source, filename, lowered.ndim,
                           tuple(lowered.params), tuple(sorted(bindings.items())),
-                          tuple(sorted(extra.items())), user_source)
+                          tuple(sorted(extra.items())), user_source, sections,
+                          lowered, module_helpers)
 
 
 def available_targets() -> list[str]:
