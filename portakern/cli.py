@@ -337,7 +337,11 @@ def _check_metal(rendered: Any, sources: dict[str, str]) -> str:
     if not ok:
         raise BackendUnavailableError(detail)
     check_metal(rendered.source, sources=sources, name=f"{rendered.name}.metal")
-    return f"syntax check with {detail.split(' (')[0]}"
+    # Also the shape MLX compiles: header + body inside MLX's own signature.
+    from .backends.metal import mlx_source
+
+    check_metal(mlx_source(rendered), sources=sources, name=f"{rendered.name}.mlx.metal")
+    return f"syntax check with {detail.split(' (')[0]} (standalone and as MLX wraps it)"
 
 
 _CHECKERS = {"opencl": _check_opencl, "cuda": _check_cuda, "metal": _check_metal}
