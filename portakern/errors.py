@@ -37,6 +37,11 @@ class KernelSyntaxError(PortakernError, SyntaxError):
         super().__init__(msg, (filename, lineno, offset, text))
         self.msg = msg
 
+    def __reduce__(self) -> tuple:
+        # SyntaxError's args are (msg, details); rebuild from our own signature so the
+        # error survives pickling (multiprocessing, pytest-xdist) with its position.
+        return (type(self), (self.msg, self.filename, self.lineno, self.offset, self.text))
+
     def __str__(self) -> str:
         where = f'File "{self.filename}", line {self.lineno}'
         out = [f"{where}: {self.msg}"]

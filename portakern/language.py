@@ -100,6 +100,7 @@ class KernelDef:
     unsafe_indices: bool
     line: int
     type_vars: tuple[str, ...]
+    col: int = 1
 
 
 @dataclass
@@ -132,7 +133,7 @@ class Module:
 _TOKEN_RE = re.compile(
     r"""
     (?P<ws>[ \t\r\n\f\v]+|\\\n)
-  | (?P<comment>//[^\n]*|/\*.*?\*/)
+  | (?P<comment>//[^\n]*|/\*.*?(?:\*/|\Z))
   | (?P<num>(?:0[xX][0-9a-fA-F']+|(?:\d[\d']*\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)[uUlLfFhH]*)
   | (?P<id>[A-Za-z_][A-Za-z_0-9]*)
   | (?P<at>@[A-Za-z_][A-Za-z_0-9]*)
@@ -169,7 +170,8 @@ def tokenize(text: str, smap: SourceMap) -> list[Token]:
                                  user_line, col, rline)
             kind = m.lastgroup or "punct"
             value = m.group(0)
-            if kind == "comment" and value.startswith("/*") and not value.endswith("*/"):
+            if kind == "comment" and value.startswith("/*") and (
+                    len(value) < 4 or not value.endswith("*/")):
                 raise smap.error("unterminated comment", user_line, col, rline)
         tokens.append(Token(kind, value, user_line, col))
         newlines = value.count("\n")
@@ -353,10 +355,14 @@ def parse(smap: SourceMap) -> Module:
         raise smap.error_at(f"'{opener.text}' is never closed", opener)
     if not kernels:
         raise smap.error("the source has no @kernel function", 1, 1, 0)
-    names = [k.name for k in kernels]
+    first_line: dict[str, int] = {}
     for k in kernels:
-        if names.count(k.name) > 1:
-            raise smap.error(f"@kernel {k.name!r} is defined twice", k.line, 1)
+        if k.name in first_line:
+            # Point at the second definition, the one to rename or remove.
+            raise smap.error_at(
+                f"@kernel {k.name!r} is defined twice (first on line {first_line[k.name]})",
+                Token("at", "@kernel", k.line, k.col))
+        first_line[k.name] = k.line
     return Module(helpers, kernels, smap, frozenset(_collect_type_names(helpers)))
 
 
@@ -426,5 +432,6 @@ def _parse_kernel(tokens: list[Token], i: int, smap: SourceMap) -> tuple[KernelD
         raise smap.error_at("expected '{' to open the kernel body", bad)
     bclose = match_bracket(tokens, b, smap)
     type_vars = tuple(dict.fromkeys(p.type for p in params if p.type not in KNOWN_TYPES))
-    kernel = KernelDef(name.text, params, tokens[b + 1:bclose], unsafe, at.line, type_vars)
+    kernel = KernelDef(name.text, params, tokens[b + 1:bclose], unsafe, at.line, type_vars,
+                       at.col)
     return kernel, bclose + 1

@@ -68,6 +68,7 @@ class Call:
     macro: str
     args: tuple = ()
     line: int = 0
+    col: int = 0
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,7 @@ class LoweredKernel:
     localmem: list[list] = field(default_factory=list)
     body: list = field(default_factory=list)
     masked: bool = True
+    line: int = 0  # the user's line of the @kernel signature
 
 
 def infer_ndim(kernel: KernelDef) -> int:
@@ -107,11 +109,11 @@ def infer_ndim(kernel: KernelDef) -> int:
                 j += 1
             if "NTuple" in args:
                 names = _lookback_names(sig[:i])
-                best = max(best, len(names))
+                best = max(best, min(len(names), 3))
         if t.kind == "at" and t.text in ("@ndrange", "@groupsize"):
             if i + 2 < len(sig) and sig[i + 2].kind == "num":
                 try:
-                    best = max(best, int(sig[i + 2].text) + 1)
+                    best = max(best, min(int(sig[i + 2].text) + 1, 3))
                 except ValueError:
                     pass
     return best or 1
@@ -234,7 +236,7 @@ class _Lowerer:
                 k = next_significant(toks, j)
                 if k >= len(toks) or not toks[k].is_punct(";"):
                     raise self.smap.error_at("expected ';' after @synchronize()", t)
-                out.append(Call(_BARRIER, (), t.line))
+                out.append(Call(_BARRIER, (), t.line, t.col))
                 i = j
             elif name == "@localmem":
                 i = self.do_localmem(toks, i)
@@ -292,6 +294,10 @@ class _Lowerer:
             raise self.smap.error_at(
                 f"@index({locale.text}, NTuple) must be unpacked: "
                 f"'auto [i, j] = @index({locale.text}, NTuple);'", t)
+        if len(names) > 3:
+            raise self.smap.error_at(
+                f"@index({locale.text}, NTuple) unpacks {len(names)} indices, but an ndrange "
+                f"has at most 3 axes", t)
         if len(names) != self.ndim:
             raise NDRangeError(
                 f"kernel {self.k.name!r} unpacks {len(names)} indices from "
@@ -316,6 +322,10 @@ class _Lowerer:
                 or not args[0][0].text.isdigit():
             raise self.smap.error_at(f"{name}(d) takes one integer axis, e.g. {name}(0)", t)
         d = int(args[0][0].text)
+        if d > 2:
+            raise self.smap.error_at(
+                f"{name}({d}) names axis {d}, but an ndrange has at most 3 axes (0, 1, 2)",
+                args[0][0])
         if d >= self.ndim:
             raise NDRangeError(
                 f"kernel {self.k.name!r} asks for {name}({d}) on line {t.line}, but the "
@@ -390,7 +400,7 @@ class _Lowerer:
     def check_returns(self, items: list) -> None:
         last_barrier = max(n for n, it in enumerate(items)
                            if isinstance(it, Call) and it.macro == _BARRIER)
-        for n, it in enumerate(items[:last_barrier]):
+        for it in items[:last_barrier]:
             if isinstance(it, Token) and it.kind == "id" and it.text == "return":
                 raise self.smap.error_at(
                     "'return' before @synchronize cannot be convergent: the work-items that "
@@ -401,7 +411,8 @@ class _Lowerer:
         out: list = []
         run: list[list] = []
         for stmt in _split_statements(items):
-            sig = [it for it in stmt if not (isinstance(it, Token) and it.kind in ("ws", "comment"))]
+            sig = [it for it in stmt
+                   if not (isinstance(it, Token) and it.kind in ("ws", "comment"))]
             if not sig:
                 (run[-1].extend(stmt) if run else out.extend(stmt))
                 continue
@@ -412,7 +423,14 @@ class _Lowerer:
                 out += stmt
             elif has_barrier:
                 out += self.flush(run)
-                out += self.compound(stmt, sig)
+                try:
+                    out += self.compound(stmt, sig)
+                except ValueError:  # a 'for' without '(', a 'do' without '{' ...
+                    bad = sig[0] if isinstance(sig[0], Token) else None
+                    raise self.smap.error_at(
+                        "malformed statement around @synchronize: expected 'for (...) {...}', "
+                        "'while (...) {...}', 'do {...} while (...);' or a '{...}' block",
+                        bad or Token("at", "@synchronize", 1, 1)) from None
             elif first is _UNIFORM:
                 out += self.flush(run)
                 out += [it for it in stmt if it is not _UNIFORM]
@@ -446,12 +464,11 @@ class _Lowerer:
             bopen = stmt.index(first)
             bclose = _match_items(stmt, bopen)
             return stmt[:bopen + 1] + self.block(stmt[bopen + 1:bclose]) + stmt[bclose:]
-        tok = first if isinstance(first, Token) else None
-        raise self.smap.error(
+        raise self.smap.error_at(
             "@synchronize inside if/else/switch or an expression cannot be convergent: every "
             "work-item of the group must reach it; move it out of the conditional (loops with "
             "uniform bounds are fine)",
-            barrier.line, tok.col if tok and tok.line == barrier.line else 1)
+            Token("at", "@synchronize", barrier.line, barrier.col or 1))
 
     def flush(self, run: list[list]) -> list:
         if not run:
@@ -496,6 +513,16 @@ class _Lowerer:
             target = decl if eq is None else decl[:eq]
             has_dims = any(_is_tok(it, "[") for it in target)
             if eq is None or has_dims:
+                if eq is not None and not self.is_constant(decl[eq + 1:]):
+                    # Hoisted whole, the initializer would run before the statements
+                    # above it (reading unassigned variables) and for out-of-range items.
+                    name = _declarator_name(target)
+                    raise self.smap.error_at(
+                        "in a kernel with @synchronize, an array cannot be initialised with "
+                        "non-constant values (its declaration is hoisted out of the bounds "
+                        "check); declare it without an initializer and assign its elements, "
+                        "or use @kernel(unsafe_indices)",
+                        target[name] if name is not None else sig[0])
                 hoisted += type_prefix + [Gen(" ")] + decl + [Gen(";")]
                 continue
             if any(isinstance(it, Token) and it.text == "auto" for it in type_prefix):
@@ -510,9 +537,21 @@ class _Lowerer:
                 it for it in type_prefix if not _is_tok(it, "const")]
             target_out = [it for it in target if not _is_tok(it, "const")]
             name = _declarator_name(target)
+            if name is None:
+                return None  # not a declarator (malformed code): leave it masked as written
             hoisted += prefix_out + [Gen(" ")] + target_out + [Gen(";")]
             masked += [target[name], Gen(" = ")] + decl[eq + 1:] + [Gen(";")]
         return hoisted, masked
+
+    def is_constant(self, items: list) -> bool:
+        """True when an initializer uses only literals, operators, macros and type names."""
+        for it in items:
+            if not isinstance(it, Token):
+                return False
+            if it.kind == "id" and not (it.text in self.macros or it.text in self.type_words
+                                        or it.text in ("true", "false", "sizeof")):
+                return False
+        return True
 
     def is_declaration(self, sig: list) -> bool:
         if not sig or not isinstance(sig[0], Token) or sig[0].kind != "id":
@@ -665,13 +704,21 @@ def _defined_macros(helpers: list[Token]) -> set[str]:
 
 def lower_kernel(kernel: KernelDef, module: Module, ndim: int) -> LoweredKernel:
     """Lower one kernel for an ndrange of ``ndim`` axes."""
+    if isinstance(ndim, bool) or not isinstance(ndim, int) or not 0 <= ndim <= 3:
+        raise NDRangeError(f"kernel {kernel.name!r}: the ndrange rank must be 0, 1, 2 or 3, "
+                           f"got {ndim!r}")
     lw = _Lowerer(kernel, module, ndim)
     items = lw.lower_tokens(kernel.body)
-    body, masked = lw.mask(items)
+    try:
+        body, masked = lw.mask(items)
+    except RecursionError:
+        raise module.source_map.error_at(
+            f"kernel {kernel.name!r} nests blocks around @synchronize too deeply to lower",
+            Token("at", "@kernel", kernel.line, kernel.col)) from None
     if masked:
         body = [Gen("const bool pk_active = ")] + lw.active() + [Gen(";\n")] + body
     return LoweredKernel(kernel.name, kernel.params, kernel.type_vars, ndim,
-                         kernel.unsafe_indices, lw.localmem, body, masked)
+                         kernel.unsafe_indices, lw.localmem, body, masked, kernel.line)
 
 
 def lower_helpers(helpers: list[Token]) -> list:

@@ -1,0 +1,53 @@
+/* portakern prelude: CUDA C++ */
+template <typename T, typename L, typename H> __device__ inline T clamp(T x, L lo, H hi) { return x < (T)lo ? (T)lo : (x > (T)hi ? (T)hi : x); }
+typedef float T;
+// Workgroup reductions over a 1D ndrange: one partial result per workgroup.
+//
+// reduce_sum and reduce_max write partial[g], the sum / maximum of the
+// elements that workgroup g covers; argmax_groups writes the largest value of
+// each group and its index (the first one, on ties, as numpy.argmax does).
+// Running a kernel again on its own partial results reduces further, until one
+// value is left (the catalog's run(), in portakern/examples/__init__.py, does that).
+//
+// Launch with workgroupsize GROUP (or a smaller power of two): the tree below
+// halves the active range at each step. The bounds mask stays on: work-items
+// past the end of the ndrange skip their loads, so the tree only combines the
+// slots that were written. How many that is, `count`, is the same for every
+// work-item of a group, hence @uniform (computed outside the bounds mask).
+
+
+
+
+
+
+
+
+#line 15 "portakern/examples/reduce.pk"
+extern "C" __global__ void reduce_max(float* partial, const float* __restrict__ x, const long long pk_n0)
+{
+#line 16 "portakern/examples/reduce.pk"
+__shared__ T buf[256];
+const bool pk_active = ((long long)blockIdx.x * blockDim.x + threadIdx.x) < pk_n0;
+
+    
+     
+#line 17 "portakern/examples/reduce.pk"
+const long long n = (pk_n0);
+     const long long group = (((long long)blockIdx.x));
+     const long long count = min((long long)(((long long)blockDim.x)), n - group * (long long)(((long long)blockDim.x)));
+     long long  lid ;if (pk_active) {lid =  (((long long)threadIdx.x));
+    buf[lid] = x[(((long long)blockIdx.x * blockDim.x + threadIdx.x))];}
+    __syncthreads();
+    for (long long s = (((long long)blockDim.x)) / 2; s > 0; s /= 2) {if (pk_active) {
+        if (lid < s && lid + s < count) {
+            const T a = buf[lid];
+            const T b = buf[lid + s];
+            buf[lid] = a > b ? a : b;
+        }}
+        __syncthreads();
+    }if (pk_active) {
+    if (lid == 0) {
+        partial[group] = buf[0];
+    }
+}
+}

@@ -1,0 +1,201 @@
+/* portakern prelude: OpenCL C */
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#define PK_OVL __attribute__((overloadable))
+PK_OVL int pk_atomic_add(volatile __global int* p, int v) { return atomic_add(p, v); }
+PK_OVL int pk_atomic_sub(volatile __global int* p, int v) { return atomic_sub(p, v); }
+PK_OVL int pk_atomic_xchg(volatile __global int* p, int v) { return atomic_xchg(p, v); }
+PK_OVL int pk_atomic_min(volatile __global int* p, int v) { return atomic_min(p, v); }
+PK_OVL int pk_atomic_max(volatile __global int* p, int v) { return atomic_max(p, v); }
+PK_OVL int pk_atomic_and(volatile __global int* p, int v) { return atomic_and(p, v); }
+PK_OVL int pk_atomic_or(volatile __global int* p, int v) { return atomic_or(p, v); }
+PK_OVL int pk_atomic_xor(volatile __global int* p, int v) { return atomic_xor(p, v); }
+PK_OVL int pk_atomic_cas(volatile __global int* p, int cmp, int v) { return atomic_cmpxchg(p, cmp, v); }
+PK_OVL uint pk_atomic_add(volatile __global uint* p, uint v) { return atomic_add(p, v); }
+PK_OVL uint pk_atomic_sub(volatile __global uint* p, uint v) { return atomic_sub(p, v); }
+PK_OVL uint pk_atomic_xchg(volatile __global uint* p, uint v) { return atomic_xchg(p, v); }
+PK_OVL uint pk_atomic_min(volatile __global uint* p, uint v) { return atomic_min(p, v); }
+PK_OVL uint pk_atomic_max(volatile __global uint* p, uint v) { return atomic_max(p, v); }
+PK_OVL uint pk_atomic_and(volatile __global uint* p, uint v) { return atomic_and(p, v); }
+PK_OVL uint pk_atomic_or(volatile __global uint* p, uint v) { return atomic_or(p, v); }
+PK_OVL uint pk_atomic_xor(volatile __global uint* p, uint v) { return atomic_xor(p, v); }
+PK_OVL uint pk_atomic_cas(volatile __global uint* p, uint cmp, uint v) { return atomic_cmpxchg(p, cmp, v); }
+PK_OVL float pk_atomic_xchg(volatile __global float* p, float v) { return atomic_xchg(p, v); }
+PK_OVL float pk_atomic_cas(volatile __global float* p, float cmp, float v) { return as_float(atomic_cmpxchg((volatile __global uint*)p, as_uint(cmp), as_uint(v))); }
+PK_OVL float pk_atomic_add(volatile __global float* p, float v) {
+    uint old = as_uint(*p), seen;
+    do { seen = old; float a = as_float(seen); old = atomic_cmpxchg((volatile __global uint*)p, seen, as_uint(a + v)); } while (old != seen);
+    return as_float(old);
+}
+PK_OVL float pk_atomic_sub(volatile __global float* p, float v) {
+    uint old = as_uint(*p), seen;
+    do { seen = old; float a = as_float(seen); old = atomic_cmpxchg((volatile __global uint*)p, seen, as_uint(a - v)); } while (old != seen);
+    return as_float(old);
+}
+PK_OVL float pk_atomic_min(volatile __global float* p, float v) {
+    uint old = as_uint(*p), seen;
+    do { seen = old; float a = as_float(seen); old = atomic_cmpxchg((volatile __global uint*)p, seen, as_uint(fmin(a, v))); } while (old != seen);
+    return as_float(old);
+}
+PK_OVL float pk_atomic_max(volatile __global float* p, float v) {
+    uint old = as_uint(*p), seen;
+    do { seen = old; float a = as_float(seen); old = atomic_cmpxchg((volatile __global uint*)p, seen, as_uint(fmax(a, v))); } while (old != seen);
+    return as_float(old);
+}
+#ifdef cl_khr_int64_base_atomics
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+PK_OVL long pk_atomic_add(volatile __global long* p, long v) { return atom_add(p, v); }
+PK_OVL long pk_atomic_sub(volatile __global long* p, long v) { return atom_sub(p, v); }
+PK_OVL long pk_atomic_xchg(volatile __global long* p, long v) { return atom_xchg(p, v); }
+PK_OVL long pk_atomic_cas(volatile __global long* p, long cmp, long v) { return atom_cmpxchg(p, cmp, v); }
+PK_OVL ulong pk_atomic_add(volatile __global ulong* p, ulong v) { return atom_add(p, v); }
+PK_OVL ulong pk_atomic_sub(volatile __global ulong* p, ulong v) { return atom_sub(p, v); }
+PK_OVL ulong pk_atomic_xchg(volatile __global ulong* p, ulong v) { return atom_xchg(p, v); }
+PK_OVL ulong pk_atomic_cas(volatile __global ulong* p, ulong cmp, ulong v) { return atom_cmpxchg(p, cmp, v); }
+#ifdef cl_khr_fp64
+PK_OVL double pk_atomic_xchg(volatile __global double* p, double v) { return as_double(atom_xchg((volatile __global ulong*)p, as_ulong(v))); }
+PK_OVL double pk_atomic_cas(volatile __global double* p, double cmp, double v) { return as_double(atom_cmpxchg((volatile __global ulong*)p, as_ulong(cmp), as_ulong(v))); }
+PK_OVL double pk_atomic_add(volatile __global double* p, double v) {
+    ulong old = as_ulong(*p), seen;
+    do { seen = old; double a = as_double(seen); old = atom_cmpxchg((volatile __global ulong*)p, seen, as_ulong(a + v)); } while (old != seen);
+    return as_double(old);
+}
+PK_OVL double pk_atomic_sub(volatile __global double* p, double v) {
+    ulong old = as_ulong(*p), seen;
+    do { seen = old; double a = as_double(seen); old = atom_cmpxchg((volatile __global ulong*)p, seen, as_ulong(a - v)); } while (old != seen);
+    return as_double(old);
+}
+PK_OVL double pk_atomic_min(volatile __global double* p, double v) {
+    ulong old = as_ulong(*p), seen;
+    do { seen = old; double a = as_double(seen); old = atom_cmpxchg((volatile __global ulong*)p, seen, as_ulong(fmin(a, v))); } while (old != seen);
+    return as_double(old);
+}
+PK_OVL double pk_atomic_max(volatile __global double* p, double v) {
+    ulong old = as_ulong(*p), seen;
+    do { seen = old; double a = as_double(seen); old = atom_cmpxchg((volatile __global ulong*)p, seen, as_ulong(fmax(a, v))); } while (old != seen);
+    return as_double(old);
+}
+#endif
+#endif
+#ifdef cl_khr_int64_extended_atomics
+#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable
+PK_OVL long pk_atomic_min(volatile __global long* p, long v) { return atom_min(p, v); }
+PK_OVL long pk_atomic_max(volatile __global long* p, long v) { return atom_max(p, v); }
+PK_OVL long pk_atomic_and(volatile __global long* p, long v) { return atom_and(p, v); }
+PK_OVL long pk_atomic_or(volatile __global long* p, long v) { return atom_or(p, v); }
+PK_OVL long pk_atomic_xor(volatile __global long* p, long v) { return atom_xor(p, v); }
+PK_OVL ulong pk_atomic_min(volatile __global ulong* p, ulong v) { return atom_min(p, v); }
+PK_OVL ulong pk_atomic_max(volatile __global ulong* p, ulong v) { return atom_max(p, v); }
+PK_OVL ulong pk_atomic_and(volatile __global ulong* p, ulong v) { return atom_and(p, v); }
+PK_OVL ulong pk_atomic_or(volatile __global ulong* p, ulong v) { return atom_or(p, v); }
+PK_OVL ulong pk_atomic_xor(volatile __global ulong* p, ulong v) { return atom_xor(p, v); }
+#endif
+PK_OVL int pk_atomic_add(volatile __local int* p, int v) { return atomic_add(p, v); }
+PK_OVL int pk_atomic_sub(volatile __local int* p, int v) { return atomic_sub(p, v); }
+PK_OVL int pk_atomic_xchg(volatile __local int* p, int v) { return atomic_xchg(p, v); }
+PK_OVL int pk_atomic_min(volatile __local int* p, int v) { return atomic_min(p, v); }
+PK_OVL int pk_atomic_max(volatile __local int* p, int v) { return atomic_max(p, v); }
+PK_OVL int pk_atomic_and(volatile __local int* p, int v) { return atomic_and(p, v); }
+PK_OVL int pk_atomic_or(volatile __local int* p, int v) { return atomic_or(p, v); }
+PK_OVL int pk_atomic_xor(volatile __local int* p, int v) { return atomic_xor(p, v); }
+PK_OVL int pk_atomic_cas(volatile __local int* p, int cmp, int v) { return atomic_cmpxchg(p, cmp, v); }
+PK_OVL uint pk_atomic_add(volatile __local uint* p, uint v) { return atomic_add(p, v); }
+PK_OVL uint pk_atomic_sub(volatile __local uint* p, uint v) { return atomic_sub(p, v); }
+PK_OVL uint pk_atomic_xchg(volatile __local uint* p, uint v) { return atomic_xchg(p, v); }
+PK_OVL uint pk_atomic_min(volatile __local uint* p, uint v) { return atomic_min(p, v); }
+PK_OVL uint pk_atomic_max(volatile __local uint* p, uint v) { return atomic_max(p, v); }
+PK_OVL uint pk_atomic_and(volatile __local uint* p, uint v) { return atomic_and(p, v); }
+PK_OVL uint pk_atomic_or(volatile __local uint* p, uint v) { return atomic_or(p, v); }
+PK_OVL uint pk_atomic_xor(volatile __local uint* p, uint v) { return atomic_xor(p, v); }
+PK_OVL uint pk_atomic_cas(volatile __local uint* p, uint cmp, uint v) { return atomic_cmpxchg(p, cmp, v); }
+PK_OVL float pk_atomic_xchg(volatile __local float* p, float v) { return atomic_xchg(p, v); }
+PK_OVL float pk_atomic_cas(volatile __local float* p, float cmp, float v) { return as_float(atomic_cmpxchg((volatile __local uint*)p, as_uint(cmp), as_uint(v))); }
+PK_OVL float pk_atomic_add(volatile __local float* p, float v) {
+    uint old = as_uint(*p), seen;
+    do { seen = old; float a = as_float(seen); old = atomic_cmpxchg((volatile __local uint*)p, seen, as_uint(a + v)); } while (old != seen);
+    return as_float(old);
+}
+PK_OVL float pk_atomic_sub(volatile __local float* p, float v) {
+    uint old = as_uint(*p), seen;
+    do { seen = old; float a = as_float(seen); old = atomic_cmpxchg((volatile __local uint*)p, seen, as_uint(a - v)); } while (old != seen);
+    return as_float(old);
+}
+PK_OVL float pk_atomic_min(volatile __local float* p, float v) {
+    uint old = as_uint(*p), seen;
+    do { seen = old; float a = as_float(seen); old = atomic_cmpxchg((volatile __local uint*)p, seen, as_uint(fmin(a, v))); } while (old != seen);
+    return as_float(old);
+}
+PK_OVL float pk_atomic_max(volatile __local float* p, float v) {
+    uint old = as_uint(*p), seen;
+    do { seen = old; float a = as_float(seen); old = atomic_cmpxchg((volatile __local uint*)p, seen, as_uint(fmax(a, v))); } while (old != seen);
+    return as_float(old);
+}
+#ifdef cl_khr_int64_base_atomics
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+PK_OVL long pk_atomic_add(volatile __local long* p, long v) { return atom_add(p, v); }
+PK_OVL long pk_atomic_sub(volatile __local long* p, long v) { return atom_sub(p, v); }
+PK_OVL long pk_atomic_xchg(volatile __local long* p, long v) { return atom_xchg(p, v); }
+PK_OVL long pk_atomic_cas(volatile __local long* p, long cmp, long v) { return atom_cmpxchg(p, cmp, v); }
+PK_OVL ulong pk_atomic_add(volatile __local ulong* p, ulong v) { return atom_add(p, v); }
+PK_OVL ulong pk_atomic_sub(volatile __local ulong* p, ulong v) { return atom_sub(p, v); }
+PK_OVL ulong pk_atomic_xchg(volatile __local ulong* p, ulong v) { return atom_xchg(p, v); }
+PK_OVL ulong pk_atomic_cas(volatile __local ulong* p, ulong cmp, ulong v) { return atom_cmpxchg(p, cmp, v); }
+#ifdef cl_khr_fp64
+PK_OVL double pk_atomic_xchg(volatile __local double* p, double v) { return as_double(atom_xchg((volatile __local ulong*)p, as_ulong(v))); }
+PK_OVL double pk_atomic_cas(volatile __local double* p, double cmp, double v) { return as_double(atom_cmpxchg((volatile __local ulong*)p, as_ulong(cmp), as_ulong(v))); }
+PK_OVL double pk_atomic_add(volatile __local double* p, double v) {
+    ulong old = as_ulong(*p), seen;
+    do { seen = old; double a = as_double(seen); old = atom_cmpxchg((volatile __local ulong*)p, seen, as_ulong(a + v)); } while (old != seen);
+    return as_double(old);
+}
+PK_OVL double pk_atomic_sub(volatile __local double* p, double v) {
+    ulong old = as_ulong(*p), seen;
+    do { seen = old; double a = as_double(seen); old = atom_cmpxchg((volatile __local ulong*)p, seen, as_ulong(a - v)); } while (old != seen);
+    return as_double(old);
+}
+PK_OVL double pk_atomic_min(volatile __local double* p, double v) {
+    ulong old = as_ulong(*p), seen;
+    do { seen = old; double a = as_double(seen); old = atom_cmpxchg((volatile __local ulong*)p, seen, as_ulong(fmin(a, v))); } while (old != seen);
+    return as_double(old);
+}
+PK_OVL double pk_atomic_max(volatile __local double* p, double v) {
+    ulong old = as_ulong(*p), seen;
+    do { seen = old; double a = as_double(seen); old = atom_cmpxchg((volatile __local ulong*)p, seen, as_ulong(fmax(a, v))); } while (old != seen);
+    return as_double(old);
+}
+#endif
+#endif
+#ifdef cl_khr_int64_extended_atomics
+#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable
+PK_OVL long pk_atomic_min(volatile __local long* p, long v) { return atom_min(p, v); }
+PK_OVL long pk_atomic_max(volatile __local long* p, long v) { return atom_max(p, v); }
+PK_OVL long pk_atomic_and(volatile __local long* p, long v) { return atom_and(p, v); }
+PK_OVL long pk_atomic_or(volatile __local long* p, long v) { return atom_or(p, v); }
+PK_OVL long pk_atomic_xor(volatile __local long* p, long v) { return atom_xor(p, v); }
+PK_OVL ulong pk_atomic_min(volatile __local ulong* p, ulong v) { return atom_min(p, v); }
+PK_OVL ulong pk_atomic_max(volatile __local ulong* p, ulong v) { return atom_max(p, v); }
+PK_OVL ulong pk_atomic_and(volatile __local ulong* p, ulong v) { return atom_and(p, v); }
+PK_OVL ulong pk_atomic_or(volatile __local ulong* p, ulong v) { return atom_or(p, v); }
+PK_OVL ulong pk_atomic_xor(volatile __local ulong* p, ulong v) { return atom_xor(p, v); }
+#endif
+
+
+#line 1 "tests/atomics_all_types.pk"
+__kernel void atomics(__global int* a, __global uint* b, __global float* c, __global long* d, __global double* e, __global const int* restrict v, const long pk_n0)
+{
+
+const bool pk_active = ((long)get_global_id(0)) < pk_n0;
+if (pk_active) {
+    
+#line 2 "tests/atomics_all_types.pk"
+const long i = (((long)get_global_id(0)));
+    pk_atomic_add(&a[0], v[i]);
+    pk_atomic_sub(&b[0], (uint)v[i]);
+    pk_atomic_max(&c[0], (float)v[i]);
+    pk_atomic_min(&d[0], (long)v[i]);
+    pk_atomic_xchg(&e[0], (double)v[i]);
+    pk_atomic_cas(&a[1], 0, v[i]);
+    pk_atomic_and(&a[2], v[i]);
+    pk_atomic_or(&b[1], (uint)v[i]);
+    pk_atomic_xor(&d[1], (long)v[i]);
+}
+}

@@ -1,0 +1,66 @@
+/* portakern prelude: OpenCL C */
+typedef float T;
+// Workgroup reductions over a 1D ndrange: one partial result per workgroup.
+//
+// reduce_sum and reduce_max write partial[g], the sum / maximum of the
+// elements that workgroup g covers; argmax_groups writes the largest value of
+// each group and its index (the first one, on ties, as numpy.argmax does).
+// Running a kernel again on its own partial results reduces further, until one
+// value is left (the catalog's run(), in portakern/examples/__init__.py, does that).
+//
+// Launch with workgroupsize GROUP (or a smaller power of two): the tree below
+// halves the active range at each step. The bounds mask stays on: work-items
+// past the end of the ndrange skip their loads, so the tree only combines the
+// slots that were written. How many that is, `count`, is the same for every
+// work-item of a group, hence @uniform (computed outside the bounds mask).
+
+
+
+
+
+
+
+
+#line 37 "portakern/examples/reduce.pk"
+__kernel void argmax_groups(__global float* best, __global long* best_index, __global const float* restrict x, const long pk_n0)
+{
+#line 38 "portakern/examples/reduce.pk"
+__local T val[256];
+#line 39 "portakern/examples/reduce.pk"
+__local long idx[256];
+const bool pk_active = ((long)get_global_id(0)) < pk_n0;
+
+    
+    
+     
+#line 40 "portakern/examples/reduce.pk"
+const long n = (pk_n0);
+     const long group = (((long)get_group_id(0)));
+     const long count = min((long)(((long)get_local_size(0))), n - group * (long)(((long)get_local_size(0))));
+     long  lid ;
+     long  i ;if (pk_active) {
+#line 43 "portakern/examples/reduce.pk"
+lid =  (((long)get_local_id(0)));
+#line 44 "portakern/examples/reduce.pk"
+i =  (((long)get_global_id(0)));
+    val[lid] = x[i];
+    idx[lid] = i;}
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    for (long s = (((long)get_local_size(0))) / 2; s > 0; s /= 2) {if (pk_active) {
+        if (lid < s && lid + s < count) {
+            const T other = val[lid + s];
+            const long other_index = idx[lid + s];
+            // Ties go to the smaller index, so the result is numpy.argmax's.
+            if (other > val[lid] || (other == val[lid] && other_index < idx[lid])) {
+                val[lid] = other;
+                idx[lid] = other_index;
+            }
+        }}
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    }if (pk_active) {
+    if (lid == 0) {
+        best[group] = val[0];
+        best_index[group] = idx[0];
+    }
+}
+}

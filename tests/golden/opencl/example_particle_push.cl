@@ -1,0 +1,71 @@
+/* portakern prelude: OpenCL C */
+typedef float T;
+// Particle push: NSTEPS time steps of particles in a damped harmonic trap.
+//
+// pos and vel hold (3, N) planes: x, y, z of every particle, then the next
+// coordinate. Each work-item moves one particle; it keeps the particle in
+// registers (@private) for all NSTEPS steps, so memory is touched twice per
+// particle however many steps run. NSTEPS is a Jinja constant, fixed when the
+// kernel is specialised, so the compiler sees a constant trip count; the three
+// coordinates are unrolled at render time.
+
+
+#line 9 "portakern/examples/particles.pk"
+__kernel void particle_push(__global float* pos, __global float* vel, const float dt, const float stiffness, const float damping, const long pk_n0)
+{
+
+const bool pk_active = ((long)get_global_id(0)) < pk_n0;
+if (pk_active) {
+    
+#line 10 "portakern/examples/particles.pk"
+const long p = (((long)get_global_id(0)));
+    const long n = (pk_n0);
+     T x[3];
+     T v[3];
+
+    x[0] = pos[0 * n + p];
+    v[0] = vel[0 * n + p];
+
+    
+#line 15 "portakern/examples/particles.pk"
+x[1] = pos[1 * n + p];
+    v[1] = vel[1 * n + p];
+
+    
+#line 15 "portakern/examples/particles.pk"
+x[2] = pos[2 * n + p];
+    v[2] = vel[2 * n + p];
+
+    for (int step = 0; step < 100; ++step) {
+        // Semi-implicit Euler: the new velocity moves the particle.
+
+        v[0] += dt * (-stiffness * x[0] - damping * v[0]);
+        x[0] += dt * v[0];
+
+        
+#line 21 "portakern/examples/particles.pk"
+v[1] += dt * (-stiffness * x[1] - damping * v[1]);
+        x[1] += dt * v[1];
+
+        
+#line 21 "portakern/examples/particles.pk"
+v[2] += dt * (-stiffness * x[2] - damping * v[2]);
+        x[2] += dt * v[2];
+
+    }
+
+    pos[0 * n + p] = x[0];
+    vel[0 * n + p] = v[0];
+
+    
+#line 26 "portakern/examples/particles.pk"
+pos[1 * n + p] = x[1];
+    vel[1 * n + p] = v[1];
+
+    
+#line 26 "portakern/examples/particles.pk"
+pos[2 * n + p] = x[2];
+    vel[2 * n + p] = v[2];
+
+}
+}

@@ -1,0 +1,52 @@
+/* portakern prelude: OpenCL C */
+typedef float T;
+// Workgroup reductions over a 1D ndrange: one partial result per workgroup.
+//
+// reduce_sum and reduce_max write partial[g], the sum / maximum of the
+// elements that workgroup g covers; argmax_groups writes the largest value of
+// each group and its index (the first one, on ties, as numpy.argmax does).
+// Running a kernel again on its own partial results reduces further, until one
+// value is left (the catalog's run(), in portakern/examples/__init__.py, does that).
+//
+// Launch with workgroupsize GROUP (or a smaller power of two): the tree below
+// halves the active range at each step. The bounds mask stays on: work-items
+// past the end of the ndrange skip their loads, so the tree only combines the
+// slots that were written. How many that is, `count`, is the same for every
+// work-item of a group, hence @uniform (computed outside the bounds mask).
+
+
+
+
+
+
+
+
+#line 15 "portakern/examples/reduce.pk"
+__kernel void reduce_sum(__global float* partial, __global const float* restrict x, const long pk_n0)
+{
+#line 16 "portakern/examples/reduce.pk"
+__local T buf[256];
+const bool pk_active = ((long)get_global_id(0)) < pk_n0;
+
+    
+     
+#line 17 "portakern/examples/reduce.pk"
+const long n = (pk_n0);
+     const long group = (((long)get_group_id(0)));
+     const long count = min((long)(((long)get_local_size(0))), n - group * (long)(((long)get_local_size(0))));
+     long  lid ;if (pk_active) {lid =  (((long)get_local_id(0)));
+    buf[lid] = x[(((long)get_global_id(0)))];}
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    for (long s = (((long)get_local_size(0))) / 2; s > 0; s /= 2) {if (pk_active) {
+        if (lid < s && lid + s < count) {
+            const T a = buf[lid];
+            const T b = buf[lid + s];
+            buf[lid] = a + b;
+        }}
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    }if (pk_active) {
+    if (lid == 0) {
+        partial[group] = buf[0];
+    }
+}
+}
