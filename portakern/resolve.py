@@ -1,143 +1,158 @@
 """``get_backend``: which backend owns these arrays?
 
-Resolution never imports an array library the caller has not imported: a type
-is only compared with ``cupy.ndarray`` when ``"cupy"`` is already in
-``sys.modules`` (array-api-compat's technique). Once a type has been resolved,
-the answer is remembered per type, so the common case is one dict lookup.
+Resolution never imports an array library the caller has not imported: a
+registered type path such as ``"cupy.ndarray"`` is only compared once
+``"cupy"`` is in ``sys.modules`` (array-api-compat's technique), and a plugin's
+backend class is imported only when one of its arrays is resolved. Once a type
+has been resolved, the answer is remembered per type, so the common case is one
+dict lookup and one call.
 
-Order, for one array (stable whatever else is imported):
+Order, for one array; the answer depends only on the array's own type (and,
+for duck types, the array's device), never on which other libraries happen to
+be imported, nor on the order they were imported or installed in:
 
-1. ``type(array).__portakern_backend__`` (a backend, a factory, or a name);
-2. registered array types (``pk.register_backend``, then entry points);
-3. built-in types: ``numpy.ndarray`` -> ``CPU``, ``pyopencl.array.Array`` ->
-   ``OpenCL(array.queue)``, ``cupy.ndarray`` -> ``CUDA``, ``mlx.core.array`` ->
-   ``Metal``;
-4. duck types: ``__cuda_array_interface__`` or a CUDA ``__dlpack_device__`` -> ``CUDA``.
+1. ``type(array).__portakern_backend__``: a backend object, a backend class,
+   a registered backend name, or a method returning one of those;
+2. array types built in (``numpy.ndarray`` -> ``CPU``, ``pyopencl.array.Array``
+   -> ``OpenCL(array.queue)``, ``cupy.ndarray`` -> ``CUDA``, ``mlx.core.array``
+   -> ``Metal``) or registered with :func:`portakern.register_backend`; the most
+   derived class of the type's MRO that is registered wins;
+3. array types claimed by installed plugins (the ``portakern.backends`` entry
+   points, read the first time resolution gets here), most derived first;
+4. duck types: an array with ``__cuda_array_interface__``, or whose
+   ``__dlpack_device__`` is CUDA, -> ``CUDA``;
+5. otherwise ``TypeError`` naming the fix.
+
+The backend class registered for a type turns the array into a backend
+object with :meth:`~portakern.backends.base.Backend.for_array` (by default, one
+shared instance per class).
 """
 
 from __future__ import annotations
 
-import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from .backends.base import Backend
-from .errors import BackendMismatchError
+from . import registry
+from .backends.base import _INSTANCES, Backend, default_instance
+from .errors import BackendMismatchError, KernelTypeError
 
-__all__ = ["get_backend", "backend_name_of", "backend_for_args", "clear_resolution_cache"]
+__all__ = ["get_backend", "backend_name_of", "backend_for_args", "clear_resolution_cache",
+           "RESOLUTION_ORDER"]
 
-#: type -> function(array) -> Backend. Filled on first sight of each type.
-_BY_TYPE: dict[type, Callable[[Any], Backend]] = {}
+#: The documented order, for listings (``portakern info``) and docs.
+RESOLUTION_ORDER = (
+    "type(array).__portakern_backend__",
+    "built-in and pk.register_backend array types (most derived class first)",
+    "array types of installed plugins (entry point group 'portakern.backends')",
+    "duck types: __cuda_array_interface__ or a CUDA __dlpack_device__ -> CUDA",
+)
+
+#: type -> function(array) -> Backend or None (None: unknown). Filled on first sight.
+_BY_TYPE: dict[type, Callable[[Any], Backend | None]] = {}
 
 
 def clear_resolution_cache() -> None:
-    """Forget per-type answers (after registering a backend)."""
+    """Forget per-type answers (registrations call this)."""
     _BY_TYPE.clear()
 
 
-def _cpu(_: Any) -> Backend:
-    from .backends.opencl import CPU
-
-    return _singleton(CPU)
+def _singleton(cls: type) -> Backend:
+    return default_instance(cls)
 
 
 def _opencl(array: Any) -> Backend:
     from .backends.opencl import OpenCL
 
+    # One backend per queue: arrays on one queue compare equal and share compiled code.
     queue = array.queue
-    cache = _SINGLETONS.setdefault(OpenCL, {})
-    key = queue.int_ptr
-    backend = cache.get(key)
-    if backend is None:
-        backend = cache[key] = OpenCL(queue)
+    cache = _QUEUES
+    backend = cache.get(queue.int_ptr)
+    if backend is None or backend.queue != queue:
+        backend = cache[queue.int_ptr] = OpenCL(queue)
     return backend
 
 
-def _cuda(array: Any) -> Backend:
-    from .backends.cuda import CUDA  # type: ignore[import-not-found]
-
-    return CUDA.for_array(array)
+_QUEUES: dict[int, Backend] = {}
 
 
-def _metal(_: Any) -> Backend:
-    from .backends.metal import Metal  # type: ignore[import-not-found]
+def _class_resolver(name: str) -> Callable[[Any], Backend | None]:
+    cls = registry.backend_class(name)
+    from .backends.opencl import OpenCL
 
-    return _singleton(Metal)
+    if cls is OpenCL:
+        return _opencl
+    for klass in cls.__mro__:
+        if "for_array" in klass.__dict__:
+            break
+    if klass is not Backend:
+        return cls.for_array
 
+    def shared(_array: Any, _cls: type = cls) -> Backend:
+        hit = _INSTANCES.get(_cls)
+        return hit if hit is not None else default_instance(_cls)
 
-_SINGLETONS: dict[Any, Any] = {}
-
-
-def _singleton(cls: type) -> Backend:
-    hit = _SINGLETONS.get(cls)
-    if hit is None:
-        hit = _SINGLETONS[cls] = cls()
-    return hit
-
-
-#: (module that must already be imported, attribute path of the type, resolver)
-BUILTIN_TYPES: list[tuple[str, str, Callable[[Any], Backend]]] = [
-    ("numpy", "ndarray", _cpu),
-    ("pyopencl.array", "Array", _opencl),
-    ("cupy", "ndarray", _cuda),
-    ("mlx.core", "array", _metal),
-]
+    return shared
 
 
-def _resolver_for(tp: type, array: Any) -> Callable[[Any], Backend] | None:
-    proto = getattr(tp, "__portakern_backend__", None)
-    if proto is not None:
-        return _protocol_resolver(proto)
-    from . import registry
+def _as_backend(value: Any, array: Any, origin: str) -> Backend:
+    if isinstance(value, Backend):
+        return value
+    if isinstance(value, str):
+        return registry.backend_by_name(value)
+    if isinstance(value, type) and issubclass(value, Backend):
+        return value.for_array(array)
+    raise KernelTypeError(
+        f"{origin} gave {value!r}; expected a portakern Backend object, a Backend subclass "
+        f"or a registered backend name")
 
-    hit = registry.resolver_for_type(tp)
-    if hit is not None:
-        return hit
-    for module_name, attr, resolver in BUILTIN_TYPES:
-        module = sys.modules.get(module_name)
-        if module is None:
-            continue
-        cls = getattr(module, attr, None)
-        if isinstance(cls, type) and issubclass(tp, cls):
-            return resolver
-    if hasattr(tp, "__cuda_array_interface__"):
-        return _cuda
-    dev = getattr(array, "__dlpack_device__", None)
-    if dev is not None:
+
+def _protocol_resolver(tp: type, proto: Any) -> Callable[[Any], Backend]:
+    origin = f"{tp.__module__}.{tp.__qualname__}.__portakern_backend__"
+    if isinstance(proto, (Backend, str)) or (isinstance(proto, type)
+                                             and issubclass(proto, Backend)):
+        return lambda array: _as_backend(proto, array, origin)
+    if callable(proto):
+        # A plain function on the class: called like a method, with the array.
+        return lambda array: _as_backend(proto(array), array, origin)
+    return lambda array: _as_backend(proto, array, origin)
+
+
+def _duck(array: Any) -> Backend | None:
+    # Decided per array, not per type: torch.Tensor has both protocols on the class,
+    # and only its CUDA tensors answer them.
+    cuda = hasattr(array, "__cuda_array_interface__")
+    if not cuda:
+        dev = getattr(array, "__dlpack_device__", None)
+        if dev is None:
+            return None
         try:
             kind = int(dev()[0])
         except Exception:  # noqa: BLE001 - a foreign protocol; treat as unknown
-            kind = -1
-        if kind in (2, 13):  # kDLCUDA, kDLCUDAManaged
-            return _cuda
+            return None
+        cuda = kind in (2, 13)  # kDLCUDA, kDLCUDAManaged
+    if not cuda:
+        return None
+    return _class_resolver("CUDA")(array)
+
+
+def _resolver_for(tp: type) -> Callable[[Any], Backend | None] | None:
+    proto = getattr(tp, "__portakern_backend__", None)
+    if proto is not None:
+        return _protocol_resolver(tp, proto)
+    name = registry.backend_for_type(tp)
+    if name is not None:
+        return _class_resolver(name)
+    if hasattr(tp, "__cuda_array_interface__") or hasattr(tp, "__dlpack_device__"):
+        return _duck
     return None
-
-
-def _protocol_resolver(proto: Any) -> Callable[[Any], Backend]:
-    def resolve(array: Any) -> Backend:
-        value = proto
-        if isinstance(value, str):
-            from . import registry
-
-            return registry.backend_by_name(value)
-        if isinstance(value, Backend):
-            return value
-        if isinstance(value, type) and issubclass(value, Backend):
-            return _singleton(value)
-        result = value(array) if callable(value) else value
-        if isinstance(result, str):
-            from . import registry
-
-            return registry.backend_by_name(result)
-        return result
-
-    return resolve
 
 
 def _resolve_one(array: Any) -> Backend | None:
     tp = type(array)
     resolver = _BY_TYPE.get(tp)
     if resolver is None:
-        resolver = _resolver_for(tp, array)
+        resolver = _resolver_for(tp)
         if resolver is None:
             return None
         _BY_TYPE[tp] = resolver
@@ -147,9 +162,10 @@ def _resolve_one(array: Any) -> Backend | None:
 def _unknown(array: Any, where: str) -> BackendMismatchError:
     tp = type(array)
     return BackendMismatchError(
-        f"{where} has type {tp.__module__}.{tp.__qualname__}, which no backend handles; "
-        f"register one with pk.register_backend(name, backend_class, array_types=[...]) or "
-        f"give the type a __portakern_backend__ attribute")
+        f"{where} has type {tp.__module__}.{tp.__qualname__}, which no backend handles "
+        f"(registered: {', '.join(sorted(registry.registered_backends()))}); register one "
+        f"with pk.register_backend(name, BackendClass, array_types=[{tp.__qualname__}]), "
+        f"install a plugin for it, or give the type a __portakern_backend__ attribute")
 
 
 def get_backend(*arrays: Any) -> Backend:
@@ -204,7 +220,7 @@ def backend_for_args(kernel: Any, args: tuple) -> Backend:
 
         _check_args(kernel._parse("opencl")[1], args, None, {})  # raises the count error
     first = None
-    for p, a in zip(params, args):
+    for p, a in zip(params, args, strict=True):
         if not p.pointer:
             continue
         r = _BY_TYPE.get(type(a))
@@ -215,7 +231,7 @@ def backend_for_args(kernel: Any, args: tuple) -> Backend:
             first = b
         elif b != first:
             raise _mixed([(f"argument {q.index} {q.name!r}", x)
-                          for q, x in zip(params, args) if q.pointer])
+                          for q, x in zip(params, args, strict=True) if q.pointer])
     if first is None:
         from .backends.opencl import CPU
 

@@ -3,27 +3,80 @@
 A backend turns a rendered kernel into something that runs, and runs it. The
 kernel language is lowered once, above the backends (:mod:`portakern.lower`);
 a backend only supplies primitives: how to compile a rendered source, how to
-see an array, how to launch over a hardware grid.
+see an array, how to launch over a hardware grid. The dialect itself (index
+functions, barriers, atomics) lives in ``templates/<target>/``; a backend names
+its dialect with :attr:`Backend.target`.
 
-Each method below says whether a backend **must**, **should** or **may**
-implement it. A subclass that misses a *must* fails at class creation with a
-message naming the method (see :meth:`Backend.__init_subclass__`).
+Each member below says whether a backend **must**, **should** or **may**
+provide it, as KernelAbstractions.jl documents its backend interface:
+
+must
+    ``name``, ``target``, :meth:`~Backend.available`, :meth:`~Backend.compile`,
+    :meth:`~Backend.launch`, :meth:`~Backend.array_info`,
+    :meth:`~Backend.synchronize`, :meth:`~Backend.allocate`,
+    :meth:`~Backend.to_device`, :meth:`~Backend.to_host`. A subclass that misses
+    one fails when the class is created, with a ``TypeError`` naming each
+    missing member (see :meth:`Backend.__init_subclass__`).
+should
+    :meth:`~Backend.zeros`, :meth:`~Backend.max_workgroup_size`,
+    :meth:`~Backend.max_workitem_sizes`, :meth:`~Backend.supports`,
+    :attr:`~Backend.cache_key`, ``__eq__``/``__hash__`` (two objects that launch on
+    the same device and queue compare equal, so arrays from both are not
+    reported as mixed backends). The defaults work but are conservative or slow.
+may
+    :meth:`~Backend.for_array`, :meth:`~Backend.default_workgroupsize`,
+    :attr:`~Backend.templates`, :attr:`~Backend.preferred_group_size`,
+    :attr:`~Backend.synchronous`, :attr:`~Backend.unmask_exact`.
+
+An intermediate base class that is not meant to be used on its own opts out of
+the check with ``class MyBase(Backend, abstract=True)``.
 """
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
+from os import PathLike
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
 from ..errors import BackendUnavailableError
 
-__all__ = ["Backend", "ArrayInfo", "Availability", "MUST"]
+__all__ = ["Backend", "ArrayInfo", "Availability", "MUST", "SHOULD", "MAY", "FEATURES",
+           "default_instance"]
 
-#: Methods every backend must implement (checked when the subclass is created).
+#: Members every backend must provide (checked when the subclass is created).
 MUST = ("available", "compile", "launch", "array_info", "synchronize", "allocate",
         "to_device", "to_host")
+#: Members a backend should override; the defaults are conservative.
+SHOULD = ("zeros", "max_workgroup_size", "max_workitem_sizes", "supports", "cache_key",
+          "__eq__", "__hash__")
+#: Members a backend may override.
+MAY = ("for_array", "default_workgroupsize", "templates", "preferred_group_size",
+       "synchronous", "unmask_exact")
+#: Feature names :meth:`Backend.supports` is asked about.
+FEATURES = ("float64", "float16", "int64_atomics")
+
+_INSTANCES: dict[type, Backend] = {}
+_AVAILABLE: set[type] = set()
+_LOCK = threading.Lock()
+
+
+def default_instance(cls: type[Backend]) -> Backend:
+    """The one shared ``cls()`` of this process, created on first use.
+
+    Resolution hands out this instance for every array of a type, so compiled
+    kernels (cached per :attr:`Backend.cache_key`) are reused between calls.
+    """
+    hit = _INSTANCES.get(cls)
+    if hit is None:
+        # Constructed outside the lock: a constructor may resolve other backends.
+        # Two racing threads may both construct; the first one stored is kept.
+        made = cls()
+        with _LOCK:
+            hit = _INSTANCES.setdefault(cls, made)
+    return hit
 
 
 class Availability(NamedTuple):
@@ -38,52 +91,101 @@ class Availability(NamedTuple):
 
 @dataclass(frozen=True)
 class ArrayInfo:
-    """What the launcher needs to know about one array argument."""
+    """What the launcher needs to know about one array argument.
+
+    Attributes
+    ----------
+    dtype : numpy.dtype
+        The element type, as a NumPy dtype (checked against the parameter's type).
+    shape : tuple of int
+        The array's shape (for messages; kernels see only a pointer).
+    c_contiguous : bool
+        Whether the elements are laid out in C order with no gaps.
+    writable : bool
+        False for read-only arrays; a non-``const`` parameter rejects them.
+    handle : object
+        What :meth:`Backend.launch` receives for this argument (a buffer, a device
+        pointer, the array itself). ``None`` means "cannot be passed as is" (a
+        view at an offset the device cannot address); the launcher then asks for
+        a copy.
+    """
 
     dtype: np.dtype
     shape: tuple[int, ...]
     c_contiguous: bool
     writable: bool
-    handle: Any  # what the backend passes to the device (buffer, pointer, array)
+    handle: Any
+
+
+def _defined_by(cls: type, member: str) -> type | None:
+    for klass in cls.__mro__:
+        if member in klass.__dict__:
+            return klass
+    return None
 
 
 class Backend:
     """Base class of every backend. See the module docstring for the contract.
 
-    Class attributes a backend **must** set: ``name`` (short, e.g. ``"CPU"``) and
-    ``target`` (``"opencl"``, ``"cuda"``, ``"metal"`` or a plugin's own target).
+    Class attributes a backend **must** set: :attr:`name` (short, e.g. ``"CPU"``)
+    and :attr:`target` (``"opencl"``, ``"cuda"``, ``"metal"`` or a plugin's own
+    target, for which the plugin supplies ``templates/<target>/``).
     """
 
+    #: **Must.** A short name shown in messages and listings (``"CPU"``, ``"CUDA"``).
     name: ClassVar[str] = "backend"
+    #: **Must.** The dialect the kernel is rendered to: a folder of the template path.
     target: ClassVar[str] = ""
-    #: Workgroup size (work-items) used to build a default workgroup shape.
+    #: **May.** Work-items per group used to build a default workgroup shape.
     preferred_group_size: ClassVar[int] = 256
-    #: True when a launch has finished by the time it returns.
+    #: **May.** True when a launch has finished by the time it returns.
     synchronous: ClassVar[bool] = False
+    #: **May.** True to get kernels without the bounds mask when the workgroups tile
+    #: the ndrange exactly (CPU devices vectorise an unmasked body; on GPUs the mask
+    #: is free). ``default_workgroupsize`` is then also called with ``compiled=None``.
+    unmask_exact: ClassVar[bool] = False
+    #: **May.** A folder holding ``<target>/`` template folders (``macros.j2``,
+    #: ``prelude.j2``, ``module.j2``). It is put ahead of portakern's own folder
+    #: when the class is created: a new target, or single files overriding an
+    #: existing target's (for every backend of that target, not only this one).
+    templates: ClassVar[str | PathLike | None] = None
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
+    def __init_subclass__(cls, abstract: bool = False, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        if cls.__dict__.get("_abstract", False):
+        if cls.__dict__.get("templates") is not None:
+            from ..render import add_template_dir
+
+            add_template_dir(str(cls.__dict__["templates"]))
+        if abstract or cls.__dict__.get("_abstract", False):
             return
-        missing = [m for m in MUST if getattr(cls, m) is getattr(Backend, m)]
+        missing = [m for m in MUST if _defined_by(cls, m) is Backend]
         if missing:
             raise TypeError(
-                f"backend {cls.__qualname__} must implement {', '.join(missing)} "
-                f"(see portakern.backends.base.Backend)")
-        if not cls.target:
-            raise TypeError(f"backend {cls.__qualname__} must set the class attribute 'target'")
+                f"backend {cls.__module__}.{cls.__qualname__} must implement "
+                f"{', '.join(missing)} (the backend contract: portakern.backends.base.Backend)")
+        unset = [a for a in ("name", "target") if _defined_by(cls, a) is Backend]
+        if unset:
+            raise TypeError(
+                f"backend {cls.__module__}.{cls.__qualname__} must set the class attribute"
+                f"{'s' if len(unset) > 1 else ''} {' and '.join(repr(a) for a in unset)} "
+                f"(e.g. name = 'MyGPU', target = 'opencl')")
 
     # -- must ---------------------------------------------------------------------
     @classmethod
     def available(cls) -> Availability:
-        """**Must.** Whether this backend can run here, and if not, why and the fix."""
+        """**Must.** Whether this backend can run here, and if not, why and the fix.
+
+        A classmethod: it must not need an instance, and must not raise. The
+        reason names what is missing and the command that installs it.
+        """
         raise NotImplementedError
 
     def compile(self, rendered: Any) -> Any:
         """**Must.** Compile a :class:`~portakern.render.RenderedKernel`; return a handle.
 
         Raise :class:`~portakern.errors.CompilationError` with the compiler log
-        and the vendor exception as ``__cause__``. Caching is the caller's job.
+        and the vendor exception as ``__cause__``. The launcher caches the handle
+        per ``(cache_key, type bindings, ndim)``, so this runs once per variant.
         """
         raise NotImplementedError
 
@@ -91,15 +193,20 @@ class Backend:
                local_size: tuple[int, ...]) -> None:
         """**Must.** Enqueue ``compiled`` over a hardware grid.
 
-        ``args`` holds, in parameter order, :class:`ArrayInfo.handle` for arrays,
+        ``args`` holds, in parameter order, :attr:`ArrayInfo.handle` for arrays,
         NumPy scalars of the declared dtype for scalars, then one ``int64`` per
         ndrange axis. Sizes are in work-items, hardware axis order (x first), and
-        ``global_size`` is already a multiple of ``local_size``.
+        ``global_size`` is already a multiple of ``local_size``. Return at once on
+        an asynchronous device; block until done if :attr:`synchronous`.
         """
         raise NotImplementedError
 
     def array_info(self, array: Any) -> ArrayInfo | None:
-        """**Must.** Describe ``array`` if this backend can launch on it, else None."""
+        """**Must.** Describe ``array`` if this backend can launch on it, else None.
+
+        Return None (never raise) for an object of another library: the launcher
+        turns that into an error naming the argument and the backend it belongs to.
+        """
         raise NotImplementedError
 
     def synchronize(self) -> None:
@@ -107,15 +214,18 @@ class Backend:
         raise NotImplementedError
 
     def allocate(self, shape: Any, dtype: Any) -> Any:
-        """**Must.** An uninitialised array of this backend."""
+        """**Must.** An uninitialised C-contiguous array of this backend."""
         raise NotImplementedError
 
     def to_device(self, array: np.ndarray) -> Any:
-        """**Must.** Copy a NumPy array to a new array of this backend."""
+        """**Must.** Copy a NumPy array to a new C-contiguous array of this backend."""
         raise NotImplementedError
 
     def to_host(self, array: Any) -> np.ndarray:
-        """**Must.** Copy an array of this backend to a new NumPy array."""
+        """**Must.** Copy an array of this backend to a new NumPy array.
+
+        Waits for pending launches that write ``array``, so the copy is current.
+        """
         raise NotImplementedError
 
     # -- should -------------------------------------------------------------------
@@ -124,7 +234,10 @@ class Backend:
         return self.to_device(np.zeros(shape, dtype))
 
     def max_workgroup_size(self, compiled: Any) -> int:
-        """**Should.** The largest workgroup (in work-items) ``compiled`` may use."""
+        """**Should.** The largest workgroup (in work-items) ``compiled`` may use.
+
+        The default, 256, is safe on every current GPU but wastes larger devices.
+        """
         return 256
 
     def max_workitem_sizes(self) -> tuple[int, ...]:
@@ -132,22 +245,49 @@ class Backend:
         return (1024, 1024, 64)
 
     def supports(self, feature: str) -> bool:
-        """**Should.** Whether the device has ``feature`` (``"float64"``, ``"int64_atomics"``)."""
+        """**Should.** Whether the device has ``feature`` (one of :data:`FEATURES`).
+
+        Asked before launch (``"float64"``, ``"float16"`` for array and scalar
+        types) and by the conformance suite (``"int64_atomics"``). The default
+        claims everything, so a device without float64 fails in its compiler
+        instead of with a clear message.
+        """
         return True
 
     @property
     def cache_key(self) -> Any:
-        """**Should.** Identifies the device and context that compiled code is valid for."""
+        """**Should.** Identifies the device and context that compiled code is valid for.
+
+        Backends that share a context should return equal keys, so they share
+        compiled kernels; backends with different :attr:`target` must not (a
+        plugin subclassing an in-tree backend for a new target adds its target to
+        the key). The default is per object, which is always safe.
+        """
         return (type(self), id(self))
 
     # -- may ----------------------------------------------------------------------
+    @classmethod
+    def for_array(cls, array: Any) -> Backend:
+        """**May.** The backend object that owns ``array``.
+
+        Resolution (:func:`portakern.get_backend`) calls this on the class
+        registered for the array's type. The default returns one shared instance
+        (:func:`default_instance`); override it when the answer depends on the
+        array (its device, stream or queue), or to hand an array the class
+        cannot run on to another backend.
+        """
+        return default_instance(cls)
+
     def default_workgroupsize(self, ndrange: tuple[int, ...], compiled: Any) -> tuple[int, ...]:
         """**May.** The workgroup shape used when the caller gives none.
 
-        The default fills the last (fastest) axis first, up to
-        :attr:`preferred_group_size` work-items, in powers of two.
+        ``compiled`` is None when the shape decides which variant to compile
+        (:attr:`unmask_exact`); use the device's limits then. The default fills
+        the last (fastest) axis first, up to :attr:`preferred_group_size`
+        work-items, in powers of two.
         """
-        budget = min(self.preferred_group_size, self.max_workgroup_size(compiled))
+        limit = 256 if compiled is None else self.max_workgroup_size(compiled)
+        budget = min(self.preferred_group_size, limit)
         limits = self.max_workitem_sizes()
         sizes = [1] * len(ndrange)
         for d in range(len(ndrange) - 1, -1, -1):
@@ -160,14 +300,20 @@ class Backend:
             budget = max(1, budget // sizes[d])
         return tuple(sizes)
 
+    # -- provided -----------------------------------------------------------------
     def check_available(self) -> None:
-        """Raise :class:`BackendUnavailableError` with the reason if unavailable."""
+        """Raise :class:`~portakern.errors.BackendUnavailableError` if unavailable.
+
+        Called before every launch, so a positive answer is remembered per
+        class: probing drivers costs far more than a launch.
+        """
+        cls = type(self)
+        if cls in _AVAILABLE:
+            return
         status = self.available()
         if not status:
             raise BackendUnavailableError(f"{self.name} backend unavailable: {status.reason}")
+        _AVAILABLE.add(cls)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
-
-
-Backend._abstract = True  # type: ignore[attr-defined]

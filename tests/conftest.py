@@ -1,0 +1,106 @@
+"""Shared fixtures: one ``backend`` fixture parametrized over every built-in backend.
+
+Backends that cannot run here (CUDA without an NVIDIA GPU, Metal off a Mac)
+are skipped with the reason ``available()`` gives, never silently passed.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from portakern import registry
+
+#: Built-in backends, with the marker that selects or deselects each (-m "not gpu").
+BACKENDS = [
+    pytest.param("CPU", id="CPU"),
+    pytest.param("OpenCL", id="OpenCL"),
+    pytest.param("CUDA", id="CUDA", marks=pytest.mark.gpu),
+    pytest.param("Metal", id="Metal", marks=pytest.mark.metal),
+]
+
+
+@pytest.fixture(scope="session", params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> Any:
+    """A default instance of each built-in backend that can run here."""
+    name = request.param
+    status = registry.backend_status(name)
+    if not status:
+        pytest.skip(f"{name} backend unavailable: {status.reason}")
+    return registry.backend_by_name(name)
+
+
+@pytest.fixture
+def clean_registry() -> Any:
+    """Restore the backend registry, the template path and resolution cache afterwards."""
+    from portakern import render, resolve
+
+    saved = {name: getattr(registry, name).copy() for name in
+             ("_RECORDS", "_TYPES", "_TYPE_OBJECTS", "_EP_RECORDS", "_EP_TYPES", "_EP_CLASHES")}
+    ep_loaded = registry._EP_LOADED
+    dirs = list(render._EXTRA_DIRS)
+    yield registry
+    for name, value in saved.items():
+        table = getattr(registry, name)
+        table.clear()
+        table.update(value)
+    registry._EP_LOADED = ep_loaded
+    render._EXTRA_DIRS[:] = dirs
+    render._ENV = None
+    resolve.clear_resolution_cache()
+
+
+# -- documentation examples ------------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _doc_blocks(name: str) -> list[tuple[str, str]]:
+    """``(language, text)`` of each fenced block of ``docs/<name>``."""
+    blocks, lang, current = [], None, []
+    for line in (ROOT / "docs" / name).read_text().splitlines():
+        stripped = line.strip()
+        if lang is None and stripped.startswith("```") and len(stripped) > 3:
+            lang, current = stripped[3:], []
+        elif lang is not None and stripped == "```":
+            blocks.append((lang, "\n".join(current)))
+            lang = None
+        elif lang is not None:
+            current.append(line)
+    return blocks
+
+
+def _run_doc(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Write the blocks that start with a file name, then run the other Python blocks."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    before = set(sys.modules)
+    namespace: dict[str, Any] = {"__name__": "docs_example"}
+    ran = 0
+    try:
+        for lang, text in _doc_blocks(name):
+            first = text.splitlines()[0] if text else ""
+            path = first.lstrip("/# ").strip()
+            if first.startswith(("# ", "// ")) and "/" in path and " " not in path:
+                (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+                (tmp_path / path).write_text(text + "\n")
+                init = tmp_path / path.split("/")[0] / "__init__.py"
+                if not init.exists():
+                    init.write_text("")
+            elif lang == "python":
+                exec(compile(text, f"docs/{name}", "exec"), namespace)  # noqa: S102
+                ran += 1
+    finally:
+        for module in set(sys.modules) - before:
+            if module.split(".")[0] in {"mylib", "boxlib"}:
+                del sys.modules[module]
+    assert ran, f"docs/{name} has no Python example"
+
+
+@pytest.fixture
+def run_doc(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Run the examples of a page of docs/, as the reader would, in a temporary folder."""
+    return lambda name: _run_doc(name, tmp_path, monkeypatch)
