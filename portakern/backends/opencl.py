@@ -9,10 +9,14 @@ waits for the kernel before returning. ``OpenCL(queue)`` runs
 
 from __future__ import annotations
 
+import ctypes
+import functools
+import math
 import os
 import platform
 import sys
 import threading
+import weakref
 from typing import Any, ClassVar
 
 import numpy as np
@@ -49,16 +53,24 @@ def _import_cl() -> Any:
 class _Compiled:
     """A built program's kernel, with its scalar dtypes fixed once."""
 
-    __slots__ = ("kernel", "program", "max_wg", "source")
+    __slots__ = ("kernel", "program", "max_wg", "source", "lock", "last", "__weakref__")
 
     def __init__(self, program: Any, kernel: Any, max_wg: int, source: str) -> None:
         self.program = program
         self.kernel = kernel
         self.max_wg = max_wg
         self.source = source
+        # One cl.Kernel holds one set of arguments: setting them and enqueueing
+        # must not interleave with another thread's launch of the same kernel.
+        self.lock = threading.Lock()
+        # CPU(): what the arguments were last set to (see CPU.launch).
+        self.last: tuple | None = None
 
 
 def _build(cl: Any, context: Any, device: Any, rendered: Any, options: list[str]) -> _Compiled:
+    program = _cached_program(cl, context, device, rendered, options)
+    if program is not None:
+        return _finish(cl, program, device, rendered)
     try:
         program = cl.Program(context, rendered.source).build(options=options, devices=[device])
     except cl.RuntimeError as exc:
@@ -70,9 +82,67 @@ def _build(cl: Any, context: Any, device: Any, rendered: Any, options: list[str]
         raise CompilationError(
             f"OpenCL compilation of kernel {rendered.name!r} failed:\n{msg}",
             log=log, source=rendered.source, target="opencl") from exc
+    _store_program(cl, program, device, rendered, options)
+    return _finish(cl, program, device, rendered)
+
+
+def _finish(cl: Any, program: Any, device: Any, rendered: Any) -> _Compiled:
     kernel = cl.Kernel(program, rendered.name)
+    # Typed scalars let PyOpenCL pack arguments in ~0.5 us; untyped, each NumPy
+    # scalar costs ~7 us in set_args, more than the rest of a launch.
+    kernel.set_scalar_arg_dtypes(_scalar_dtypes(rendered))
     max_wg = kernel.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE, device)
     return _Compiled(program, kernel, int(max_wg), rendered.source)
+
+
+def _scalar_dtypes(rendered: Any) -> list:
+    """The argument dtypes PyOpenCL should pack: None for buffers, then int64 per axis."""
+    from ..types import TYPE_DTYPES
+
+    bindings = dict(rendered.bindings)
+    dtypes: list = [None if p.pointer else TYPE_DTYPES[bindings.get(p.type, p.type)]
+                    for p in rendered.params]
+    return dtypes + [np.dtype(np.int64)] * rendered.ndim
+
+
+def _device_id(device: Any) -> tuple[str, ...]:
+    """What a program binary depends on besides its source: device and driver."""
+    platform_ = device.platform
+    return (platform_.name, platform_.version, device.vendor, device.name, device.version,
+            device.driver_version)
+
+
+def _cached_program(cl: Any, context: Any, device: Any, rendered: Any,
+                    options: list[str]) -> Any:
+    """A program built from a binary of the disk cache, or None."""
+    from .. import cache
+
+    store = cache.default_cache()
+    key = cache.make_key("opencl", rendered.source, tuple(options), _device_id(device))
+    binary = store.get("opencl", key)
+    if binary is None:
+        return None
+    try:
+        return cl.Program(context, [device], [binary]).build(options=options, devices=[device])
+    except cl.Error:
+        # A driver update can reject an older binary: build from source, which
+        # overwrites the entry.
+        return None
+
+
+def _store_program(cl: Any, program: Any, device: Any, rendered: Any,
+                   options: list[str]) -> None:
+    from .. import cache
+
+    store = cache.default_cache()
+    try:
+        devices = program.get_info(cl.program_info.DEVICES)
+        binary = program.get_info(cl.program_info.BINARIES)[devices.index(device)]
+    except (cl.Error, ValueError):
+        return  # a driver that cannot hand out binaries: its own cache is all there is
+    if binary:
+        key = cache.make_key("opencl", rendered.source, tuple(options), _device_id(device))
+        store.put("opencl", key, bytes(binary))
 
 
 class OpenCL(Backend):
@@ -151,13 +221,40 @@ class OpenCL(Backend):
             return "cl_khr_int64_base_atomics" in self._extensions
         return True
 
+    @property
+    def unmask_exact(self) -> bool:
+        """True on CPU devices: launch without the bounds mask when groups tile the ndrange.
+
+        PoCL vectorises a work-group's loop over its work-items only when the body
+        has no per-item condition; the implicit bounds mask is one, and costs 2-4x
+        on elementwise kernels (docs/performance.md). On GPUs the mask is free.
+        """
+        cl = sys.modules["pyopencl"]
+        return bool(self.device.type & cl.device_type.CPU)
+
+    def default_workgroupsize(self, ndrange: tuple[int, ...], compiled: Any) -> tuple[int, ...]:
+        """On a CPU device, a shape that tiles the ndrange exactly where one exists.
+
+        ``compiled`` may be None here (see :attr:`unmask_exact`): the device limit
+        then stands in for the kernel's.
+        """
+        if not self.unmask_exact:
+            return super().default_workgroupsize(ndrange, compiled)
+        limit = self._max_wg if compiled is None else self.max_workgroup_size(compiled)
+        shape = _exact_groups(ndrange, limit, self._max_items, int(self.device.max_compute_units))
+        if shape is None:
+            shape = _pow2_groups(ndrange, min(self.preferred_group_size, limit), self._max_items)
+        return shape
+
     def launch(self, compiled: Any, args: list, global_size: tuple[int, ...],
                local_size: tuple[int, ...]) -> None:
         cl = sys.modules["pyopencl"]
         kernel = compiled.kernel
         try:
-            kernel.set_args(*args)
-            event = cl.enqueue_nd_range_kernel(self.queue, kernel, global_size, local_size)
+            with compiled.lock:
+                compiled.last = None  # CPU.launch's record no longer describes the arguments
+                kernel.set_args(*args)
+                event = cl.enqueue_nd_range_kernel(self.queue, kernel, global_size, local_size)
             if self.synchronous:
                 event.wait()
         except cl.Error as exc:
@@ -200,6 +297,51 @@ class OpenCL(Backend):
 
     def to_host(self, array: Any) -> np.ndarray:
         return array.get(queue=self.queue)
+
+
+#: Workgroup extents tried on CPU devices, largest first: powers of two and their
+#: multiples of 5 and 3, which divide the sizes people use. A short fixed list
+#: also bounds how many work-group functions PoCL compiles (one per local size).
+_EXACT_SIZES = (2048, 2000, 1600, 1536, 1280, 1250, 1024, 1000, 800, 768, 640, 625, 600, 512,
+                500, 400, 384, 320, 300, 256, 250, 200, 192, 160, 150, 128, 125, 120, 100, 96,
+                80, 75, 64, 60, 50, 48, 40, 32, 25, 24, 20, 16, 15, 12, 10, 8, 6, 5, 4, 3, 2, 1)
+
+
+def _exact_groups(ndrange: tuple[int, ...], limit: int, items: tuple[int, ...],
+                  cores: int) -> tuple[int, ...] | None:
+    """A workgroup shape that divides every ndrange axis, or None if only tiny ones do.
+
+    PoCL runs one work-group as a loop on one core: large groups amortise the
+    per-group cost (up to 2048 items measured best), while at least four groups
+    per core keep the cores busy. The last (fastest) axis is filled first, so
+    the loop walks contiguous memory.
+    """
+    total = math.prod(ndrange)
+    budget = min(limit, 2048, max(64, total // (4 * max(cores, 1))))
+    sizes = [1] * len(ndrange)
+    for d in range(len(ndrange) - 1, -1, -1):
+        hw = len(ndrange) - 1 - d
+        cap = min(budget, items[hw] if hw < len(items) else 1)
+        n = ndrange[d]
+        sizes[d] = next((s for s in _EXACT_SIZES if s <= cap and n % s == 0), 1)
+        budget = max(1, budget // sizes[d])
+    if math.prod(sizes) < min(total, 64):
+        return None  # e.g. a prime length: thousands of one-item groups cost more than a mask
+    return tuple(sizes)
+
+
+def _pow2_groups(ndrange: tuple[int, ...], budget: int,
+                 items: tuple[int, ...]) -> tuple[int, ...]:
+    """Powers of two up to ``budget`` work-items, last axis first (the masked fallback)."""
+    sizes = [1] * len(ndrange)
+    for d in range(len(ndrange) - 1, -1, -1):
+        want = 1
+        while want < ndrange[d] and want * 2 <= budget:
+            want *= 2
+        hw = len(ndrange) - 1 - d
+        sizes[d] = max(1, min(want, items[hw] if hw < len(items) else 1))
+        budget = max(1, budget // sizes[d])
+    return tuple(sizes)
 
 
 def _default_context(cl: Any) -> Any:
@@ -272,18 +414,23 @@ class CPU(OpenCL):
     def launch(self, compiled: Any, args: list, global_size: tuple[int, ...],
                local_size: tuple[int, ...]) -> None:
         cl = sys.modules["pyopencl"]
-        mf = cl.mem_flags
-        ctx = self.context
-        bufs = []
-        for n, a in enumerate(args):
-            if type(a) is np.ndarray:
-                if a.size == 0:
-                    a = np.empty(1, a.dtype)
-                flag = mf.READ_WRITE if a.flags.writeable else mf.READ_ONLY
-                buf = cl.Buffer(ctx, flag | mf.USE_HOST_PTR, hostbuf=a)
-                bufs.append(buf)
-                args[n] = buf
-        super().launch(compiled, args, global_size, local_size)
+        kernel = compiled.kernel
+        try:
+            with compiled.lock:
+                # Relaunching with the same arrays and scalars: the kernel's arguments
+                # are still set. Setting them again costs PoCL ~6 us of a ~30 us launch.
+                last = compiled.last
+                if last is None or not _same_args(last, args):
+                    compiled.last = None  # until set_args has succeeded
+                    record = _host_buffers(cl, self.context, args, compiled)
+                    kernel.set_args(*args)
+                    compiled.last = record
+                event = cl.enqueue_nd_range_kernel(self.queue, kernel, global_size, local_size)
+            event.wait()
+        except cl.Error as exc:
+            raise LaunchError(
+                f"OpenCL launch of {kernel.function_name!r} failed (global {global_size}, "
+                f"local {local_size}): {exc}") from exc
 
     def synchronize(self) -> None:
         self.queue.finish()
@@ -299,6 +446,66 @@ class CPU(OpenCL):
 
     def to_host(self, array: np.ndarray) -> np.ndarray:
         return np.array(array, copy=True)
+
+
+def _host_buffers(cl: Any, context: Any, args: list, compiled: _Compiled) -> tuple:
+    """Wrap each NumPy array of ``args`` in a zero-copy buffer, in place.
+
+    Returns the record :func:`_same_args` compares the next launch with: per
+    array a weak reference, its shape and writability; per scalar its bytes;
+    and the buffers, which the kernel's arguments point at. The buffers wrap
+    the arrays' memory without referencing the arrays (PyOpenCL would keep a
+    ``hostbuf`` alive), so the record never keeps an array alive; when an array
+    dies, its weak reference drops the record and the buffers before the memory
+    goes, so a later array at the same address never meets a stale buffer.
+    """
+    mf = cl.mem_flags
+    keys: list = []
+    for n, a in enumerate(args):
+        if type(a) is np.ndarray:
+            keys.append((weakref.ref(a, functools.partial(_forget, weakref.ref(compiled))),
+                         a.shape, a.flags.writeable))
+            flag = mf.READ_WRITE if a.flags.writeable else mf.READ_ONLY
+            # An empty array has no memory to wrap: a one-element stand-in, which the
+            # buffer keeps alive, takes its place (the kernel never reads it).
+            host = np.empty(1, a.dtype) if a.size == 0 else _memory_of(a)
+            args[n] = cl.Buffer(context, flag | mf.USE_HOST_PTR, hostbuf=host)
+        else:
+            keys.append((None, a, a.tobytes() if isinstance(a, np.generic) else a))
+    return tuple(keys), tuple(args)
+
+
+def _memory_of(a: np.ndarray) -> Any:
+    """A buffer over ``a``'s memory that holds no reference to ``a``."""
+    try:
+        address = ctypes.addressof(ctypes.c_char.from_buffer(a))
+    except (TypeError, ValueError):  # read-only: the slower way to the address
+        address = a.ctypes.data
+    return (ctypes.c_char * a.nbytes).from_address(address)
+
+
+def _same_args(record: tuple, args: list) -> bool:
+    """True when ``args`` are the arrays and scalar values of the recorded launch."""
+    keys, buffers = record
+    if len(keys) != len(args):
+        return False
+    for k, a in zip(keys, args, strict=False):
+        ref = k[0]
+        if ref is None:
+            # Bytes, not ==: 0.0 == -0.0, and NaN != NaN.
+            if a is not k[1] and (type(a) is not type(k[1]) or (
+                    a.tobytes() if isinstance(a, np.generic) else a) != k[2]):
+                return False
+        elif ref() is not a or a.shape != k[1] or a.flags.writeable != k[2]:
+            return False
+    args[:] = buffers
+    return True
+
+
+def _forget(compiled_ref: Any, _dead: Any) -> None:
+    compiled = compiled_ref()
+    if compiled is not None:
+        compiled.last = None
 
 
 def _find_cpu_device(cl: Any) -> Any:

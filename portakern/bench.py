@@ -1,0 +1,799 @@
+"""``portakern bench``: DESIGN section 4 measured, as ratios against baselines in one run.
+
+Every row times a portakern launch and one baseline on the same inputs, in
+alternation (so drift in the machine's load hits both alike), and reports the
+median of the repeats and their ratio, ``seconds / baseline_seconds``: below 1
+portakern is faster. The baselines are
+
+* ``numpy``: the NumPy expression a user would write for the same result;
+* ``pyopencl``: a hand-written PyOpenCL launch of the very kernel portakern
+  built (arguments set once, ``enqueue_nd_range_kernel`` then a wait), which
+  isolates what portakern's checks and bookkeeping cost;
+* ``cupy``: CuPy's ``ElementwiseKernel``, ``RawKernel`` and ``cupy.matmul`` on
+  CUDA;
+* ``target``: a fixed number from the contract (``get_backend`` under 1 us, a
+  ready kernel in a new process under 50 ms).
+
+Each row is checked against NumPy before it is timed (the ``ok`` column). The
+sizes are those of the issue, except the tiled matmul (1024 instead of 2048:
+PoCL runs it at ~1 GFLOP/s, so 2048 would take minutes); ``--quick`` shrinks
+everything to a few seconds. See ``docs/performance.md`` for the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Row", "Workload", "WORKLOADS", "main", "run"]
+
+_F32 = np.float32
+
+
+@dataclass
+class Row:
+    """One measurement: portakern against one baseline (fields as in ``--json``)."""
+
+    name: str
+    backend: str
+    seconds: float
+    baseline: str
+    baseline_seconds: float
+    ratio: float
+    size: str = ""
+    gbps: float | None = None
+    baseline_gbps: float | None = None
+    gflops: float | None = None
+    baseline_gflops: float | None = None
+    target: str = ""
+    meets: bool | None = None
+    ok: bool | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A benchmark problem: an example kernel (or an inline one) and its NumPy twin.
+
+    Parameters
+    ----------
+    name : str
+        Row name.
+    example : str
+        The catalog entry (:mod:`portakern.examples`) whose kernel, inputs and
+        launch shape are used; with ``source``, the ``@kernel`` name instead.
+    full, quick : int or tuple
+        Problem sizes (in the example's ``size`` convention).
+    numpy : callable
+        ``numpy(args)``: the same result with NumPy, written into ``args`` in place
+        (for a pipeline: returns the answer).
+    kind : str
+        ``"single"`` (one elementwise operation: portakern must not be slower),
+        ``"fused"`` (several: portakern must be 2x faster) or ``""``.
+    bytes, flops : callable, optional
+        Memory traffic and floating-point work of one run, for GB/s and GFLOP/s.
+    constants : dict
+        Jinja constants for the kernel (``NSTEPS``).
+    source : str, optional
+        An inline kernel source (for operations no example covers).
+    pipeline : bool
+        Run the example's whole multi-launch pipeline (``Example.run``).
+    cupy : str, optional
+        The body of a ``cupy.ElementwiseKernel`` with the same result, or
+        ``"matmul"`` for ``cupy.matmul``.
+    patch : (str, str), optional
+        Replace this text of the example's source by that one: a variant that
+        shows the effect of a source change in the same run.
+    """
+
+    name: str
+    example: str
+    full: Any
+    quick: Any
+    numpy: Callable[[tuple], Any]
+    kind: str = ""
+    bytes: Callable[[tuple], float] | None = None
+    flops: Callable[[tuple], float] | None = None
+    constants: dict = field(default_factory=dict)
+    source: str | None = None
+    pipeline: bool = False
+    cupy: str | None = None
+    patch: tuple[str, str] | None = None
+
+
+def _nbytes(*which: int) -> Callable[[tuple], float]:
+    return lambda args: float(sum(args[i].nbytes for i in which))
+
+
+def _numpy_add(args: tuple) -> None:
+    np.add(args[1], args[2], out=args[0])
+
+
+def _numpy_saxpy(args: tuple) -> None:
+    y, x, a = args
+    y += a * x
+
+
+def _numpy_polynomial(args: tuple) -> None:
+    y, x, a, b, c = args
+    y[...] = a * x * x + b * x + c
+
+
+def _numpy_sin(args: tuple) -> None:
+    np.sin(args[1], out=args[0])
+
+
+def _numpy_exp(args: tuple) -> None:
+    np.exp(args[1], out=args[0])
+
+
+def _numpy_gray(args: tuple) -> None:
+    gray, rgb = args
+    r, g, b = (rgb[c].astype(np.uint32) for c in range(3))
+    gray[...] = (77 * r + 150 * g + 29 * b + 128) >> 8
+
+
+def _numpy_negative(args: tuple) -> None:
+    np.subtract(255, args[1], out=args[0])
+
+
+def _numpy_darken(args: tuple) -> None:
+    out, img, factor = args
+    out[...] = np.minimum(img * factor, np.float32(255))
+
+
+def _numpy_argmax(args: tuple) -> dict:
+    x = args[2]
+    pos = int(np.argmax(x))
+    return {"value": x.reshape(-1)[pos],
+            "index": np.array(np.unravel_index(pos, x.shape), np.int64)}
+
+
+def _numpy_histogram(args: tuple) -> None:
+    counts, data = args
+    counts += np.bincount(data.reshape(-1), minlength=counts.size).astype(np.uint32)
+
+
+def _numpy_matmul(args: tuple) -> None:
+    np.matmul(args[1], args[2], out=args[0])
+
+
+def _numpy_particles(args: tuple, nsteps: int) -> None:
+    x, v, dt, k, d = args
+    for _ in range(nsteps):
+        v += dt * (-k * x - d * v)
+        x += dt * v
+
+
+_NSTEPS = 200
+
+
+def _numpy_particles200(args: tuple) -> None:
+    _numpy_particles(args, _NSTEPS)
+
+
+_UNARY = """@kernel void {name}(T* y, const T* x) {{
+    const long i = @index(Global, Linear);
+    y[i] = {expr};
+}}
+"""
+
+#: What the bench runs, in order. Sizes follow the issue (10^7 elements, 4000x4000
+#: images, 10^6 particles with NSTEPS=200), except the tiled matmul (1024).
+WORKLOADS: tuple[Workload, ...] = (
+    Workload("vector_add", "vector_add", 10**7, 10**4, _numpy_add, "single",
+             bytes=_nbytes(0, 1, 2), flops=lambda a: a[0].size, cupy="c = a + b"),
+    Workload("negative", "negative", (4000, 4000), (64, 64), _numpy_negative, "single",
+             bytes=_nbytes(0, 1), cupy="out = 255 - img"),
+    Workload("sin", "pk_sin", 10**7, 10**4, _numpy_sin, "single", bytes=_nbytes(0, 1),
+             source=_UNARY.format(name="pk_sin", expr="sin(x[i])"), cupy="y = sin(x)"),
+    Workload("exp", "pk_exp", 10**7, 10**4, _numpy_exp, "single", bytes=_nbytes(0, 1),
+             source=_UNARY.format(name="pk_exp", expr="exp(x[i])"), cupy="y = exp(x)"),
+    Workload("saxpy", "saxpy", 10**7, 10**4, _numpy_saxpy, "fused", bytes=_nbytes(0, 1, 0),
+             flops=lambda a: 2 * a[0].size, cupy="y = a * x + y"),
+    Workload("polynomial", "polynomial", 10**7, 10**4, _numpy_polynomial, "fused",
+             bytes=_nbytes(0, 1), flops=lambda a: 5 * a[0].size,
+             cupy="y = a * x * x + b * x + c"),
+    Workload("rgb_to_gray", "rgb_to_gray", 4000, 64, _numpy_gray, "fused",
+             bytes=_nbytes(0, 1)),
+    Workload("darken", "darken", (4000, 4000), (64, 64), _numpy_darken, "fused",
+             bytes=_nbytes(0, 1)),
+    Workload("brightest_pixel", "brightest_pixel", (4000, 4000), (64, 64), _numpy_argmax,
+             bytes=_nbytes(2), pipeline=True),
+    Workload("histogram", "histogram", (4000, 4000), (64, 64), _numpy_histogram,
+             bytes=_nbytes(1)),
+    Workload("matmul_tiled", "matmul_tiled", 1024, 64, _numpy_matmul,
+             flops=lambda a: 2.0 * a[1].shape[0] * a[1].shape[1] * a[2].shape[1],
+             cupy="matmul"),
+    Workload("particle_push", "particle_push", 10**6, 10**3, _numpy_particles200, "fused",
+             flops=lambda a: 21.0 * _NSTEPS * a[0].shape[1],
+             constants={"NSTEPS": _NSTEPS}),
+    # PoCL vectorises across work-items only when a work-item's body has no loop left
+    # (LLVM vectorises innermost loops): unrolled, the same kernel runs 7x faster.
+    Workload("particle_push+unroll", "particle_push", 10**6, 10**3, _numpy_particles200,
+             "fused", flops=lambda a: 21.0 * _NSTEPS * a[0].shape[1],
+             constants={"NSTEPS": _NSTEPS},
+             patch=("    for (int step = 0;", "    #pragma unroll\n    for (int step = 0;")),
+)
+
+
+# -- progress ---------------------------------------------------------------------------
+
+class _Progress:
+    """rich's or tqdm's progress bar when installed, else a line on stderr per step."""
+
+    def __init__(self, total: int, enabled: bool = True) -> None:
+        self.total, self.done, self._bar, self._kind = total, 0, None, "plain"
+        self.enabled = enabled
+        if not enabled:
+            return
+        try:
+            from tqdm import tqdm  # type: ignore[import-not-found]
+
+            self._bar, self._kind = tqdm(total=total, file=sys.stderr, leave=False), "tqdm"
+        except ImportError:
+            try:
+                from rich.progress import Progress  # type: ignore[import-not-found]
+
+                self._bar, self._kind = Progress(transient=True), "rich"
+                self._bar.start()
+                self._task = self._bar.add_task("bench", total=total)
+            except ImportError:
+                pass
+
+    def step(self, label: str) -> None:
+        self.done += 1
+        if not self.enabled:
+            return
+        if self._kind == "tqdm":
+            self._bar.set_description(label)
+            self._bar.update(1)
+        elif self._kind == "rich":
+            self._bar.update(self._task, advance=1, description=label)
+        else:
+            end = "\r" if sys.stderr.isatty() else "\n"
+            print(f"[{self.done:>3}/{self.total}] {label:<40}", end=end, file=sys.stderr,
+                  flush=True)
+
+    def close(self) -> None:
+        if self._kind == "tqdm":
+            self._bar.close()
+        elif self._kind == "rich":
+            self._bar.stop()
+        elif self.enabled and sys.stderr.isatty():
+            print(" " * 60, end="\r", file=sys.stderr)
+
+
+# -- timing -----------------------------------------------------------------------------
+
+#: Shortest sample: calls shorter than this are repeated inside one sample, so the
+#: clock's resolution and one-off hiccups of a shared machine weigh less.
+_MIN_SAMPLE = 0.005
+
+
+def _interleaved(fns: Sequence[Callable[[], Any]], repeats: int,
+                 budget: float) -> list[float]:
+    """Median seconds per call of each function, sampled in alternation.
+
+    Each function runs once to warm up (compiles, caches); then samples of
+    ``calls`` back-to-back calls alternate between the functions, so a change in
+    the machine's load affects all of them alike. ``repeats`` samples are taken,
+    fewer (at least three) when that would exceed ``budget`` seconds.
+    """
+    first = []
+    for fn in fns:
+        t = time.perf_counter()
+        fn()
+        first.append(time.perf_counter() - t)
+    calls = max(1, math.ceil(_MIN_SAMPLE / max(min(first), 1e-9)))
+    n = max(3, min(repeats, int(budget / max(calls * sum(first), 1e-9))))
+    times: list[list[float]] = [[] for _ in fns]
+    for _ in range(n):
+        for fn, out in zip(fns, times, strict=True):
+            t = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            out.append((time.perf_counter() - t) / calls)
+    return [statistics.median(t) for t in times]
+
+
+# -- one backend ------------------------------------------------------------------------
+
+class _Case:
+    """A workload bound to its kernel, inputs and launch shape."""
+
+    def __init__(self, w: Workload, quick: bool) -> None:
+        from . import examples
+        from .kernel import Kernel
+
+        self.w = w
+        size = w.quick if quick else w.full
+        if w.source is None:
+            self.ex = examples.get(w.example)
+            self.kernel = self.ex.load(**w.constants)
+            if w.patch is not None:
+                old, new = w.patch
+                if old not in self.ex.source:
+                    raise ValueError(f"{w.example}.pk no longer contains {old.strip()!r}")
+                self.kernel = Kernel(self.ex.source.replace(old, new, 1), self.ex.kernel,
+                                     filename=str(self.ex.path),
+                                     **self.ex.merged_constants(**w.constants))
+            self.args = self.ex.make_args(size, np.random.default_rng(0), **w.constants)
+            self.ndrange = self.ex.ndrange(self.args)
+            self.wg = self.ex.workgroupsize(**w.constants)
+        else:
+            self.ex = None
+            self.kernel = Kernel(w.source, w.example)
+            n = size if isinstance(size, int) else math.prod(size)
+            rng = np.random.default_rng(0)
+            self.args = (np.zeros(n, _F32), rng.uniform(-3, 3, n).astype(_F32))
+            self.ndrange = (n,)
+            self.wg = None
+        self.size = "x".join(str(s) for s in np.atleast_1d(size))
+
+    def written(self, args: tuple) -> dict[str, Any]:
+        return {p.name: a for p, a in zip(self.kernel.params, args, strict=True) if p.writable}
+
+    def to_device(self, backend: Any) -> tuple:
+        args = tuple(a.copy() if isinstance(a, np.ndarray) else a for a in self.args)
+        if backend.name == "CPU":
+            return args
+        return tuple(backend.to_device(a) if isinstance(a, np.ndarray) else a for a in args)
+
+    def launcher(self, backend: Any) -> Callable[[tuple], Any]:
+        if self.w.pipeline:
+            ex = self.ex
+            consts = self.w.constants
+            return lambda args: ex.run(backend, args, **consts)
+        launch = self.kernel(backend, self.wg)
+        nd = self.ndrange
+        if backend.synchronous:
+            return lambda args: launch(*args, ndrange=nd)
+
+        def run_and_wait(args: tuple) -> None:
+            launch(*args, ndrange=nd)
+            backend.synchronize()
+        return run_and_wait
+
+
+def _agrees(got: dict, want: dict) -> bool:
+    for name, w in want.items():
+        w, g = np.asarray(w), np.asarray(got[name])
+        exact = not np.issubdtype(w.dtype, np.inexact)
+        if g.shape != w.shape or not np.allclose(g, w, rtol=0 if exact else 1e-4,
+                                                 atol=0 if exact else 1e-4):
+            return False
+    return True
+
+
+def _handwritten(backend: Any, case: _Case, args: tuple) -> Callable[[], None] | None:
+    """A PyOpenCL launch of the kernel portakern built, arguments set once."""
+    if backend.target != "opencl" or case.w.pipeline:
+        return None
+    import pyopencl as cl
+
+    launcher = case.kernel(backend, case.wg)
+    launcher(*args, ndrange=case.ndrange)
+    backend.synchronize()
+    (compiled, global_size, local_size, sizes), = launcher._plans.values()
+    # A kernel object of its own: portakern's keeps its own arguments set.
+    kernel = cl.Kernel(compiled.program, compiled.kernel.function_name)
+    mf = cl.mem_flags
+    cl_args = []
+    for a in (*args, *sizes):
+        if isinstance(a, np.ndarray):
+            a = cl.Buffer(backend.context, mf.READ_WRITE | mf.USE_HOST_PTR, hostbuf=a)
+        elif hasattr(a, "base_data"):
+            a = a.base_data
+        cl_args.append(a)
+    kernel.set_args(*cl_args)
+    queue = backend.queue
+
+    def launch() -> None:
+        cl.enqueue_nd_range_kernel(queue, kernel, global_size, local_size).wait()
+
+    launch.buffers = cl_args  # type: ignore[attr-defined]  # alive as long as the launch
+    return launch
+
+
+def _cupy_baseline(case: _Case, args: tuple) -> Callable[[], None] | None:
+    """CuPy's own kernel for the same result (code path only without a GPU here)."""
+    body = case.w.cupy
+    if body is None:
+        return None
+    import cupy
+
+    sync = cupy.cuda.Stream.null.synchronize
+    if body == "matmul":
+        c, a, b = args[0], args[1], args[2]
+        return lambda: (cupy.matmul(a, b, out=c), sync())
+    params = ", ".join(f"T {p.name}" for p in case.kernel.params if not p.writable)
+    outs = ", ".join(f"T {p.name}" for p in case.kernel.params if p.writable)
+    ek = cupy.ElementwiseKernel(params, outs, body, f"pk_bench_{case.w.name}")
+    ins = [a for a, p in zip(args, case.kernel.params, strict=True) if not p.writable]
+    out = [a for a, p in zip(args, case.kernel.params, strict=True) if p.writable]
+    return lambda: (ek(*ins, *out), sync())
+
+
+def bench_backend(backend: Any, workloads: Sequence[Workload], quick: bool, repeats: int,
+                  budget: float, progress: _Progress) -> list[Row]:
+    """Every workload on one backend, each against NumPy and the hand-written launch.
+
+    With ``quick``, sizes are too small for the contract's targets to mean
+    anything, so kernel rows carry none.
+    """
+    rows: list[Row] = []
+    for w in workloads:
+        progress.step(f"{w.name} on {backend.name}")
+        try:
+            new = _bench_case(backend, _Case(w, quick), repeats, budget)
+            if quick:
+                for r in new:
+                    r.target, r.meets = "", None
+            rows += new
+        except Exception as exc:  # noqa: BLE001 - one failing row must not end the run
+            rows.append(Row(w.name, backend.name, math.nan, "numpy", math.nan, math.nan,
+                            ok=False, note=f"{type(exc).__name__}: {exc}"))
+    rows += _launch_overhead(backend, repeats, budget)
+    return rows
+
+
+def _bench_case(backend: Any, case: _Case, repeats: int, budget: float) -> list[Row]:
+    w = case.w
+    run = case.launcher(backend)
+    np_args = tuple(a.copy() if isinstance(a, np.ndarray) else a for a in case.args)
+    pk_args = case.to_device(backend)
+    # One run each from the same inputs, compared, before any timing.
+    expected = w.numpy(np_args)
+    got = run(pk_args)
+    if w.pipeline:
+        ok = _agrees({k: np.asarray(v) for k, v in got.items()}, expected)
+    else:
+        host = {k: backend.to_host(v) for k, v in case.written(pk_args).items()}
+        ok = _agrees(host, case.written(np_args))
+    rows = []
+    t_pk, t_np = _interleaved([lambda: run(pk_args), lambda: w.numpy(np_args)], repeats,
+                              budget)
+    rows.append(_row(case, backend, t_pk, "numpy", t_np, np_args, ok))
+    hand = _handwritten(backend, case, pk_args)
+    if hand is not None:
+        t_pk, t_cl = _interleaved([lambda: run(pk_args), hand], repeats, budget)
+        rows.append(_row(case, backend, t_pk, "pyopencl", t_cl, np_args, ok))
+    if backend.name == "CUDA":
+        cupy_fn = _cupy_baseline(case, pk_args)
+        if cupy_fn is not None:
+            t_pk, t_cp = _interleaved([lambda: run(pk_args), cupy_fn], repeats, budget)
+            rows.append(_row(case, backend, t_pk, "cupy", t_cp, np_args, ok))
+    return rows
+
+
+def _row(case: _Case, backend: Any, seconds: float, baseline: str, base_seconds: float,
+         args: tuple, ok: bool) -> Row:
+    w = case.w
+    row = Row(w.name, backend.name, seconds, baseline, base_seconds, seconds / base_seconds,
+              size=case.size, ok=ok)
+    if w.bytes is not None:
+        nbytes = w.bytes(args)
+        row.gbps, row.baseline_gbps = nbytes / seconds / 1e9, nbytes / base_seconds / 1e9
+    if w.flops is not None:
+        flops = w.flops(args)
+        row.gflops, row.baseline_gflops = flops / seconds / 1e9, flops / base_seconds / 1e9
+    if backend.name == "CPU" and baseline == "numpy" and w.kind:
+        limit = 1.0 if w.kind == "single" else 0.5
+        row.target, row.meets = f"<= {limit}", row.ratio <= limit
+    if backend.name == "CUDA" and baseline == "cupy":
+        limit = 2.0 if w.cupy == "matmul" else round(1 / 0.9, 2)
+        row.target, row.meets = f"<= {limit}", row.ratio <= limit
+    return row
+
+
+def _launch_overhead(backend: Any, repeats: int, budget: float) -> list[Row]:
+    """A tiny saxpy, launched the portakern way and by hand, back to back."""
+    from . import examples
+
+    ex = examples.get("saxpy")
+    n = 1024
+    args = ex.make_args(n, np.random.default_rng(0))
+    if backend.name != "CPU":
+        args = tuple(backend.to_device(a) if isinstance(a, np.ndarray) else a for a in args)
+    kernel = ex.load()
+    launcher = kernel(backend)
+    # CPU() has finished on return; a synchronize() there would be extra work.
+    sync = (lambda: None) if backend.synchronous else backend.synchronize
+
+    def ours() -> None:
+        launcher(*args, ndrange=(n,))
+        sync()
+
+    def direct() -> None:
+        kernel(*args, ndrange=(n,))
+        sync()
+
+    ours()
+    rows = []
+    if backend.target == "opencl":
+        import pyopencl as cl
+
+        (compiled, global_size, local_size, sizes), = launcher._plans.values()
+        hk = cl.Kernel(compiled.program, compiled.kernel.function_name)
+        mf = cl.mem_flags
+        bufs = [cl.Buffer(backend.context, mf.READ_WRITE | mf.USE_HOST_PTR, hostbuf=a)
+                if isinstance(a, np.ndarray) else getattr(a, "base_data", a)
+                for a in (*args, *sizes)]
+        hk.set_args(*bufs)
+        queue = backend.queue
+
+        def hand() -> None:
+            # The wait is the finish of a synchronous launch, as CPU() does.
+            cl.enqueue_nd_range_kernel(queue, hk, global_size, local_size).wait()
+
+        # For context: hand-written code whose arguments change sets them each call.
+        hk2 = cl.Kernel(compiled.program, compiled.kernel.function_name)
+
+        def hand_set() -> None:
+            hk2.set_args(*bufs)
+            cl.enqueue_nd_range_kernel(queue, hk2, global_size, local_size).wait()
+
+        t_l, t_d, t_h, t_s = _interleaved([ours, direct, hand, hand_set], repeats * 4, budget)
+        note = ("saxpy; hand-written: pre-set arguments, enqueue_nd_range_kernel + wait, "
+                "back to back")
+        for name, t in (("launch overhead", t_l), ("launch overhead (direct form)", t_d)):
+            rows.append(Row(name, backend.name, t, "pyopencl", t_h, t / t_h, size=str(n),
+                            target="<= 1.3", meets=t / t_h <= 1.3, note=note))
+        rows.append(Row("launch overhead", backend.name, t_l, "pyopencl+set_args", t_s,
+                        t_l / t_s, size=str(n), note="hand-written launch that sets its "
+                        "arguments each call (context, not the contract)"))
+        del bufs
+    elif backend.name == "CUDA":
+        import cupy
+
+        raw = cupy.RawKernel(r'''extern "C" __global__ void pk_noop(float* y, const float* x,
+            float a, long long n) { long long i = blockIdx.x * (long long)blockDim.x +
+            threadIdx.x; if (i < n) y[i] = a * x[i] + y[i]; }''', "pk_noop")
+        y, x, a = args
+
+        def hand() -> None:
+            raw(((n + 255) // 256,), (256,), (y, x, a, np.int64(n)))
+            cupy.cuda.Stream.null.synchronize()
+
+        t_l, t_h = _interleaved([ours, hand], repeats * 4, budget)
+        rows.append(Row("launch overhead", backend.name, t_l, "cupy", t_h, t_l / t_h,
+                        size=str(n), target="<= 1.3", meets=t_l / t_h <= 1.3,
+                        note="saxpy; hand-written: cupy.RawKernel + synchronize"))
+    return rows
+
+
+# -- startup ----------------------------------------------------------------------------
+
+_STARTUP = r"""
+import json, sys, time
+t0 = time.perf_counter()
+import numpy as np
+t1 = time.perf_counter()
+import portakern as pk
+t2 = time.perf_counter()
+y, x = np.ones(1000, np.float32), np.ones(1000, np.float32)
+backend = pk.get_backend(y)
+backend.check_available()
+t3 = time.perf_counter()
+kernel = pk.kernel.from_file(sys.argv[1])
+kernel(y, x, np.float32(2), ndrange=y.shape)
+t4 = time.perf_counter()
+print(json.dumps({"numpy": t1 - t0, "import": t2 - t1, "runtime": t3 - t2,
+                  "ready": t4 - t3}))
+"""
+
+
+def _startup_once(env: dict[str, str]) -> dict[str, float]:
+    from .examples import EXAMPLES_DIR
+
+    out = subprocess.run([sys.executable, "-c", _STARTUP, str(EXAMPLES_DIR / "saxpy.pk")],
+                         env=env, capture_output=True, text=True, timeout=300, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def bench_startup(repeats: int) -> list[Row]:
+    """New processes: cold caches once, then warm caches (median of ``repeats``)."""
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory(prefix="portakern-bench-") as tmp:
+        env = dict(os.environ, PORTAKERN_CACHE_DIR=os.path.join(tmp, "pk"),
+                   POCL_CACHE_DIR=os.path.join(tmp, "pocl"), PORTAKERN_CACHE="1")
+        cold = _startup_once(env)
+        warm_runs = [_startup_once(env) for _ in range(max(3, repeats))]
+    warm = {k: statistics.median(r[k] for r in warm_runs) for k in warm_runs[0]}
+    note = "new process, saxpy from its .pk file"
+    rows.append(Row("ready kernel, warm caches", "CPU", warm["ready"], "target", 0.05,
+                    warm["ready"] / 0.05, target="< 50 ms", meets=warm["ready"] < 0.05,
+                    note=note + "; pk.kernel() to the first launch done, runtime started"))
+    rows.append(Row("first call, cold caches", "CPU", cold["ready"], "warm caches",
+                    warm["ready"], cold["ready"] / warm["ready"],
+                    note=note + "; empty portakern and PoCL caches"))
+    rows.append(Row("import portakern", "CPU", warm["import"], "import numpy",
+                    warm["numpy"], warm["import"] / warm["numpy"], note=note))
+    rows.append(Row("OpenCL runtime start", "CPU", warm["runtime"], "target", 0.05,
+                    warm["runtime"] / 0.05,
+                    note=note + "; import pyopencl, find the device, make a context"))
+    return rows
+
+
+def bench_get_backend() -> Row:
+    """``get_backend`` on one NumPy array, per call."""
+    from .resolve import get_backend
+
+    y = np.ones(4, _F32)
+    get_backend(y)
+    calls = 20000
+    best = math.inf
+    for _ in range(5):
+        t = time.perf_counter()
+        for _ in range(calls):
+            get_backend(y)
+        best = min(best, (time.perf_counter() - t) / calls)
+    return Row("get_backend", "CPU", best, "target", 1e-6, best / 1e-6, target="< 1 us",
+               meets=best < 1e-6, note="best of 5 x 20000 calls")
+
+
+# -- driver -----------------------------------------------------------------------------
+
+def _backends(wanted: str | None) -> tuple[list[Any], dict[str, str]]:
+    from .testing import available_backends
+
+    reasons: dict[str, str] = {}
+    found = available_backends(reasons)
+    if wanted:
+        found = [b for b in found if b.name.lower() == wanted.lower()]
+        if not found and wanted.lower() not in {n.lower() for n in reasons}:
+            reasons[wanted] = "no backend of that name is registered"
+    return found, reasons
+
+
+def run(*, backend: str | None = None, quick: bool = False, only: Sequence[str] = (),
+        repeats: int = 7, budget: float = 2.0, startup: bool = True,
+        progress: bool = True) -> tuple[list[Row], dict[str, str]]:
+    """Run the benchmark; return the rows and ``backend name -> why it was skipped``."""
+    workloads = [w for w in WORKLOADS if not only or w.name in only]
+    unknown = set(only) - {w.name for w in WORKLOADS}
+    if unknown:
+        raise ValueError(f"unknown workload(s) {', '.join(sorted(unknown))}; "
+                         f"known: {', '.join(w.name for w in WORKLOADS)}")
+    backends, reasons = _backends(backend)
+    cpu_in = any(b.name == "CPU" for b in backends)
+    bar = _Progress(len(backends) * len(workloads) + (2 if cpu_in else 0), progress)
+    rows: list[Row] = []
+    try:
+        if cpu_in:
+            bar.step("get_backend")
+            rows.append(bench_get_backend())
+            if startup:
+                bar.step("new processes")
+                rows += bench_startup(3 if quick else 5)
+        for b in backends:
+            rows += bench_backend(b, workloads, quick, repeats, budget, bar)
+    finally:
+        bar.close()
+    return rows, reasons
+
+
+def _fmt_time(s: float) -> str:
+    if not math.isfinite(s):
+        return "-"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if s >= scale:
+            return f"{s / scale:.3g} {unit}"
+    return f"{s / 1e-9:.3g} ns"
+
+
+def format_table(rows: Sequence[Row]) -> str:
+    """The rows as a plain-text table (ratio = portakern time / baseline time)."""
+    head = ("kernel", "backend", "size", "portakern", "baseline", "base time", "ratio",
+            "GB/s", "GFLOP/s", "target", "ok")
+    lines = [head]
+    for r in rows:
+        rate = "" if r.gbps is None else f"{r.gbps:.3g}"
+        flops = "" if r.gflops is None else f"{r.gflops:.3g}"
+        target = "" if not r.target else f"{r.target} {'met' if r.meets else 'MISSED'}"
+        ok = "" if r.ok is None else ("yes" if r.ok else "WRONG")
+        lines.append((r.name, r.backend, r.size, _fmt_time(r.seconds), r.baseline,
+                      _fmt_time(r.baseline_seconds),
+                      "-" if not math.isfinite(r.ratio) else f"{r.ratio:.3g}", rate, flops,
+                      target, ok))
+    widths = [max(len(str(line[i])) for line in lines) for i in range(len(head))]
+    out = ["  ".join(str(c).ljust(w) for c, w in zip(line, widths, strict=True)).rstrip()
+           for line in lines]
+    out.insert(1, "  ".join("-" * w for w in widths))
+    notes = [f"{r.name} on {r.backend}: {r.note}" for r in rows if r.note and r.ok is False]
+    return "\n".join(out + notes)
+
+
+def write_plot(rows: Sequence[Row], path: str) -> None:
+    """A bar chart of the ratios (log scale), one bar per row; needs matplotlib."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ImportError("--plot needs matplotlib: pip install 'portakern[plot]'") from None
+    shown = [r for r in rows if math.isfinite(r.ratio) and r.ratio > 0]
+    fig, ax = plt.subplots(figsize=(10, 0.3 * len(shown) + 1.5))
+    labels = [f"{r.name} [{r.backend}] vs {r.baseline}" for r in shown]
+    colors = ["tab:green" if r.ratio <= 1 else "tab:red" for r in shown]
+    ax.barh(range(len(shown)), [r.ratio for r in shown], color=colors)
+    ax.set_yticks(range(len(shown)), labels, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xscale("log")
+    ax.axvline(1.0, color="black", linewidth=0.8)
+    ax.set_xlabel("portakern time / baseline time (left of 1: portakern faster)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="portakern bench",
+        description="Time the example kernels on every available backend against NumPy, a "
+                    "hand-written PyOpenCL launch and (on CUDA) CuPy; ratio = portakern "
+                    "time / baseline time.")
+    p.add_argument("--backend", metavar="NAME", help="only this backend (CPU, OpenCL, CUDA)")
+    p.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test")
+    p.add_argument("--only", metavar="NAMES", default="",
+                   help="comma-separated workloads: " + ", ".join(w.name for w in WORKLOADS))
+    p.add_argument("--repeats", type=int, default=7, metavar="N",
+                   help="timed runs per row, at most (default 7; fewer for slow rows)")
+    p.add_argument("--no-startup", action="store_true",
+                   help="skip the new-process measurements (import, ready kernel)")
+    p.add_argument("--json", metavar="FILE", help="write one record per row")
+    p.add_argument("--plot", metavar="FILE.png", help="draw the ratios (needs matplotlib)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``portakern bench [options]``; returns the exit status."""
+    opts = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    if opts.repeats < 1:
+        print("portakern bench: --repeats must be >= 1", file=sys.stderr)
+        return 2
+    only = [s.strip() for s in opts.only.split(",") if s.strip()]
+    try:
+        rows, reasons = run(backend=opts.backend, quick=opts.quick, only=only,
+                            repeats=opts.repeats, startup=not opts.no_startup,
+                            progress=not opts.no_progress)
+    except ValueError as exc:
+        print(f"portakern bench: {exc}", file=sys.stderr)
+        return 2
+    print(format_table(rows))
+    for name, why in reasons.items():
+        print(f"skipped {name}: {why}")
+    if opts.json:
+        with open(opts.json, "w", encoding="utf-8") as f:
+            json.dump([_jsonable(asdict(r)) for r in rows], f, indent=1)
+    if opts.plot:
+        try:
+            write_plot(rows, opts.plot)
+        except ImportError as exc:
+            print(f"portakern bench: {exc}", file=sys.stderr)
+            return 1
+    if not rows:
+        print("portakern bench: no backend to run on", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _jsonable(d: dict) -> dict:
+    # JSON has no NaN: a row that failed reports null times.
+    return {k: (None if isinstance(v, float) and not math.isfinite(v) else v)
+            for k, v in d.items()}

@@ -1,0 +1,283 @@
+"""``portakern bench`` on tiny sizes (the machinery, not the timings), and the launch path
+it measures: exact-fit launches without the bounds mask, ndranges past 2**31."""
+
+from __future__ import annotations
+
+import json
+import sys
+import types
+
+import numpy as np
+import pytest
+
+import portakern as pk
+from portakern import bench
+from portakern.bench import Row
+
+REQUIRED = {"name", "backend", "seconds", "baseline", "baseline_seconds", "ratio"}
+
+
+@pytest.fixture(autouse=True)
+def _own_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("PORTAKERN_CACHE_DIR", str(tmp_path / "pkcache"))
+
+
+def _quick(**kwargs):
+    kwargs.setdefault("startup", False)
+    kwargs.setdefault("progress", False)
+    kwargs.setdefault("repeats", 3)
+    kwargs.setdefault("budget", 0.2)
+    return bench.run(quick=True, **kwargs)
+
+
+def test_every_workload_runs_and_agrees_with_numpy():
+    rows, _ = _quick(backend="CPU")
+    kernel_rows = [r for r in rows if not r.name.startswith(("launch", "get_backend"))]
+    assert {r.name for r in kernel_rows} == {w.name for w in bench.WORKLOADS}
+    assert all(r.ok for r in kernel_rows), [(r.name, r.note) for r in kernel_rows if not r.ok]
+    for r in rows:
+        assert r.seconds > 0 and r.baseline_seconds > 0
+        assert r.ratio == pytest.approx(r.seconds / r.baseline_seconds)
+    # Both baselines for a single launch; NumPy only for a multi-launch pipeline.
+    assert {r.baseline for r in rows if r.name == "saxpy"} == {"numpy", "pyopencl"}
+    assert {r.baseline for r in rows if r.name == "brightest_pixel"} == {"numpy"}
+    # Quick sizes say nothing about the contract: no targets on kernel rows.
+    assert all(not r.target for r in kernel_rows)
+
+
+def test_opencl_backend_rows():
+    rows, reasons = _quick(backend="OpenCL", only=["saxpy", "negative"])
+    assert {r.backend for r in rows} == {"OpenCL"}
+    assert all(r.ok for r in rows if r.ok is not None)
+    assert any(r.name == "launch overhead" and r.target == "<= 1.3" for r in rows)
+
+
+def test_rates_are_reported():
+    rows, _ = _quick(backend="CPU", only=["saxpy", "matmul_tiled"])
+    saxpy = next(r for r in rows if r.name == "saxpy" and r.baseline == "numpy")
+    assert saxpy.gbps > 0 and saxpy.gflops > 0 and saxpy.baseline_gbps > 0
+    matmul = next(r for r in rows if r.name == "matmul_tiled" and r.baseline == "numpy")
+    assert matmul.gflops > 0 and matmul.gbps is None
+
+
+def test_unknown_backend_and_workload():
+    rows, reasons = _quick(backend="NoSuchBackend", only=["saxpy"])
+    assert rows == [] and "NoSuchBackend" in reasons
+    with pytest.raises(ValueError, match="unknown workload"):
+        _quick(only=["no_such_kernel"])
+
+
+def test_main_writes_json(tmp_path, capsys):
+    out = tmp_path / "bench.json"
+    status = bench.main(["--quick", "--backend", "cpu", "--only", "saxpy,vector_add",
+                         "--no-startup", "--no-progress", "--repeats", "3", "--json",
+                         str(out)])
+    assert status == 0
+    records = json.loads(out.read_text())
+    assert records and all(REQUIRED <= set(r) for r in records)
+    assert {r["backend"] for r in records} == {"CPU"}
+    table = capsys.readouterr().out
+    assert "saxpy" in table and "ratio" in table and "launch overhead" in table
+
+
+def test_main_rejects_bad_options(capsys):
+    assert bench.main(["--only", "nope", "--no-startup"]) == 2
+    assert "unknown workload" in capsys.readouterr().err
+    assert bench.main(["--repeats", "0"]) == 2
+
+
+def test_cli_dispatches_to_bench(tmp_path):
+    from portakern.cli import main
+
+    out = tmp_path / "b.json"
+    assert main(["bench", "--quick", "--backend", "CPU", "--only", "negative",
+                 "--no-startup", "--no-progress", "--json", str(out)]) == 0
+    assert json.loads(out.read_text())
+
+
+def test_plot_needs_matplotlib(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if not installed
+    status = bench.main(["--quick", "--backend", "CPU", "--only", "negative", "--no-startup",
+                         "--no-progress", "--json", str(tmp_path / "b.json"),
+                         "--plot", str(tmp_path / "b.png")])
+    assert status == 1
+    assert "pip install 'portakern[plot]'" in capsys.readouterr().err
+    assert (tmp_path / "b.json").exists()  # the measurements are kept all the same
+
+
+def test_plot_with_matplotlib(tmp_path):
+    pytest.importorskip("matplotlib")
+    rows = [Row("a", "CPU", 1.0, "numpy", 2.0, 0.5), Row("b", "CPU", 3.0, "numpy", 1.0, 3.0)]
+    bench.write_plot(rows, str(tmp_path / "r.png"))
+    assert (tmp_path / "r.png").stat().st_size > 0
+
+
+def test_startup_rows():
+    rows = bench.bench_startup(repeats=1)
+    names = {r.name for r in rows}
+    assert {"ready kernel, warm caches", "first call, cold caches", "import portakern"} <= names
+    ready = next(r for r in rows if r.name == "ready kernel, warm caches")
+    cold = next(r for r in rows if r.name == "first call, cold caches")
+    assert 0 < ready.seconds < cold.seconds
+    assert ready.target == "< 50 ms"
+
+
+def test_get_backend_row():
+    row = bench.bench_get_backend()
+    assert row.seconds > 0 and row.baseline == "target" and row.target == "< 1 us"
+
+
+def test_interleaved_medians():
+    calls = {"a": 0, "b": 0}
+
+    def a():
+        calls["a"] += 1
+
+    def b():
+        calls["b"] += 1
+
+    ta, tb = bench._interleaved([a, b], repeats=5, budget=0.1)
+    assert ta > 0 and tb > 0
+    assert calls["a"] == calls["b"] > 5
+
+
+def test_plain_progress(capsys):
+    p = bench._Progress(2)
+    p._kind = "plain"  # whatever is installed, test the fallback
+    p.step("first")
+    p.step("second")
+    p.close()
+    err = capsys.readouterr().err
+    assert "[  1/2] first" in err and "[  2/2] second" in err
+
+
+def test_table_formats_failures_and_nan():
+    rows = [Row("x", "CPU", float("nan"), "numpy", float("nan"), float("nan"), ok=False,
+                note="RuntimeError: boom")]
+    text = bench.format_table(rows)
+    assert "WRONG" in text and "boom" in text
+    assert bench._jsonable({"seconds": float("nan"), "name": "x"}) == {"seconds": None,
+                                                                       "name": "x"}
+
+
+def test_cupy_baseline_code_path(monkeypatch):
+    """The CuPy baselines build the same computation (a stand-in CuPy; no GPU here)."""
+    made = {}
+
+    class ElementwiseKernel:
+        def __init__(self, in_params, out_params, body, name):
+            made.update(in_params=in_params, out_params=out_params, body=body, name=name)
+
+        def __call__(self, *args):
+            made["args"] = args
+
+    fake = types.SimpleNamespace(
+        ElementwiseKernel=ElementwiseKernel,
+        matmul=lambda a, b, out: made.update(matmul=(a, b, out)),
+        cuda=types.SimpleNamespace(Stream=types.SimpleNamespace(
+            null=types.SimpleNamespace(synchronize=lambda: None))))
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    saxpy = bench._Case(next(w for w in bench.WORKLOADS if w.name == "saxpy"), quick=True)
+    y, x, a = saxpy.args
+    bench._cupy_baseline(saxpy, saxpy.args)()
+    assert made["in_params"] == "T x, T a" and made["out_params"] == "T y"
+    assert made["body"] == "y = a * x + y" and made["args"][-1] is y
+    mm = bench._Case(next(w for w in bench.WORKLOADS if w.name == "matmul_tiled"), quick=True)
+    bench._cupy_baseline(mm, mm.args)()
+    assert made["matmul"][2] is mm.args[0]
+
+
+# -- the launch path the bench measures --------------------------------------------------------
+
+SAXPY = """@kernel void saxpy(T* y, const T* x, T a) {
+    const long i = @index(Global, Linear);
+    y[i] = a * x[i] + y[i];
+}"""
+
+
+@pytest.mark.parametrize("n", [1, 7, 1000, 1023, 4096, 10**6 + 3])
+def test_exact_and_masked_launches_agree(n):
+    k = pk.kernel(SAXPY)
+    y, x = np.ones(n, np.float32), np.arange(n, dtype=np.float32)
+    k(y, x, np.float32(2), ndrange=y.shape)
+    np.testing.assert_array_equal(y, 2 * x + 1)
+    (plan,) = k._launchers[pk.CPU()]._plans.values()
+    _, global_size, local_size, _ = plan
+    # Work-items past the end exist only when the groups do not tile the ndrange.
+    unmasked = [key for key in k._compiled if key[-1] == "unmasked"]
+    assert bool(unmasked) == (global_size == (n,))
+
+
+def test_unmasked_variant_keeps_lowering_errors():
+    bad = pk.kernel("""@kernel void f(float* y) {
+        const long i = @index(Global, Linear);
+        if (i > 3) return;
+        @synchronize();
+        y[i] = 1;
+    }""")
+    with pytest.raises(pk.KernelSyntaxError, match="return"):
+        bad(np.zeros(64, np.float32), ndrange=64, workgroupsize=64)
+
+
+def test_relaunch_with_new_scalars_and_arrays():
+    k = pk.kernel(SAXPY)
+    launch = k(pk.CPU())
+    x = np.arange(1000, dtype=np.float32)
+    y1, y2 = np.zeros(1000, np.float32), np.zeros(1000, np.float32)
+    launch(y1, x, np.float32(1), ndrange=1000)
+    launch(y1, x, np.float32(1), ndrange=1000)  # the same arguments: nothing re-set
+    launch(y1, x, np.float32(-0.0), ndrange=1000)  # equal to 0.0, yet a new value
+    launch(y2, x, 3.0, ndrange=1000)
+    np.testing.assert_array_equal(y1, 2 * x)
+    np.testing.assert_array_equal(y2, 3 * x)
+    del y2  # a dead array must not leave a stale buffer behind
+    y3 = np.zeros(1000, np.float32)
+    launch(y3, x, 3.0, ndrange=1000)
+    np.testing.assert_array_equal(y3, 3 * x)
+    y1.shape = (10, 100)  # same object, new shape: checked again, still contiguous
+    launch(y1, x, np.float32(1), ndrange=1000)
+    np.testing.assert_array_equal(y1.reshape(-1), 3 * x)
+    y1.flags.writeable = False
+    with pytest.raises(pk.KernelArgumentError, match="read-only"):
+        launch(y1, x, np.float32(1), ndrange=1000)
+
+
+def test_a_launch_keeps_no_array_alive():
+    import gc
+    import weakref
+
+    k = pk.kernel(SAXPY)
+    y, x = np.ones(1000, np.float32), np.arange(1000, dtype=np.float32)
+    refs = [weakref.ref(y), weakref.ref(x)]
+    k(y, x, np.float32(2), ndrange=1000)
+    k(y, x, np.float32(2), ndrange=1000)
+    del y, x
+    gc.collect()
+    assert all(r() is None for r in refs)
+
+
+# -- ndranges past 2**31 work-items (64-bit indices) -------------------------------------------
+
+def test_3d_ndrange_beyond_int32():
+    k = pk.kernel("""@kernel void last_of_rows(long* out) {
+        auto [i, j, k] = @index(Global, NTuple);
+        if (j == @ndrange(1) - 1 && k == @ndrange(2) - 1) {
+            out[i] = @index(Global, Linear);
+        }
+    }""")
+    out = np.zeros(3, np.int64)
+    k(out, ndrange=(3, 2**15, 2**15))  # 3 * 2**30 work-items
+    np.testing.assert_array_equal(out, [(i + 1) * 2**30 - 1 for i in range(3)])
+
+
+@pytest.mark.parametrize("n", [2**31 + 2**12, 2**31 + 5])  # exact fit, then a masked tail
+def test_1d_ndrange_beyond_int32(n):
+    k = pk.kernel("""@kernel void tail(long* out, const long n) {
+        const long i = @index(Global, Linear);
+        if (i >= n - 4) {
+            out[i - (n - 4)] = i;
+        }
+    }""")
+    out = np.zeros(4, np.int64)
+    k(out, np.int64(n), ndrange=n)
+    np.testing.assert_array_equal(out, [n - 4 + i for i in range(4)])
