@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from . import resolve
 from .backends.base import Backend
 from .errors import BackendMismatchError, KernelArgumentError, KernelTypeError, NDRangeError
 from .language import KernelDef, Module, parse
@@ -56,6 +57,8 @@ class Kernel:
         self._rendered: dict[tuple, RenderedKernel] = {}
         self._compiled: dict[tuple, Any] = {}
         self._launchers: dict[Any, Launcher] = {}
+        self._by_types: dict[tuple, Launcher] = {}
+        self._by_types_generation = -1
 
     @classmethod
     def from_file(cls, path: str | Path, name: str | None = None, **constants: Any) -> Kernel:
@@ -176,12 +179,21 @@ class Kernel:
             wg = args[1] if len(args) > 1 else workgroupsize
             nd = args[2] if len(args) > 2 else ndrange
             return Launcher(self, backend, wg, nd)
-        from .resolve import backend_for_args
-
-        backend = backend_for_args(self, args)
-        launcher = self._launchers.get(backend)
-        if launcher is None:
-            launcher = self._launchers[backend] = Launcher(self, backend)
+        # Warm path: arguments of the same types as before go to the same launcher
+        # when their types alone decided the backend (NumPy -> CPU), so a direct call
+        # costs one tuple and one dict lookup more than a launcher call (DESIGN §4).
+        key = tuple(map(type, args))
+        launcher = self._by_types.get(key)
+        if launcher is None or self._by_types_generation != resolve.generation:
+            backend, by_type = resolve.resolve_args(self, args)
+            launcher = self._launchers.get(backend)
+            if launcher is None:
+                launcher = self._launchers[backend] = Launcher(self, backend)
+            if self._by_types_generation != resolve.generation or len(self._by_types) > 64:
+                self._by_types.clear()
+                self._by_types_generation = resolve.generation
+            if by_type:
+                self._by_types[key] = launcher
         launcher(*args, ndrange=ndrange, workgroupsize=workgroupsize)
         return None
 
@@ -346,8 +358,9 @@ class Launcher:
 
         backend = self.backend
         kernel = self.kernel
-        key = (backend.cache_key, bindings, ndim, "unmasked") if unmasked else \
-            (backend.cache_key, bindings, ndim)
+        # The target is in the key: a backend subclass may render another dialect
+        # on the same device (and so share cache_key) as its parent.
+        key = (backend.cache_key, backend.target, bindings, ndim, unmasked)
         compiled = kernel._compiled.get(key)
         if compiled is None:
             rendered = cache.rendered(kernel, backend.target, bindings, ndim, unmasked=unmasked)

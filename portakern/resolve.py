@@ -52,9 +52,16 @@ RESOLUTION_ORDER = (
 _BY_TYPE: dict[type, Callable[[Any], Backend | None]] = {}
 
 
+#: Bumped whenever the per-type answers are forgotten, so caches built on them
+#: (a kernel's argument-types -> launcher table) know to start again.
+generation = 0
+
+
 def clear_resolution_cache() -> None:
     """Forget per-type answers (registrations call this)."""
+    global generation
     _BY_TYPE.clear()
+    generation += 1
 
 
 def _singleton(cls: type) -> Backend:
@@ -92,6 +99,7 @@ def _class_resolver(name: str) -> Callable[[Any], Backend | None]:
         hit = _INSTANCES.get(_cls)
         return hit if hit is not None else default_instance(_cls)
 
+    shared.by_type = True  # type: ignore[attr-defined]  # the type alone decides
     return shared
 
 
@@ -214,19 +222,35 @@ def backend_name_of(array: Any) -> str | None:
 
 def backend_for_args(kernel: Any, args: tuple) -> Backend:
     """Resolve the backend from a kernel call's array arguments."""
+    return resolve_args(kernel, args)[0]
+
+
+def resolve_args(kernel: Any, args: tuple) -> tuple[Backend, bool]:
+    """The backend of a kernel call's arrays, and whether their types alone decided it.
+
+    When the second item is true, any later call whose arguments have the same
+    types resolves to the same backend (until a registration changes
+    :data:`generation`), so the caller may cache by argument types.
+    """
     params = kernel._parse("opencl")[1].params
     if len(args) != len(params):
         from .kernel import _check_args
 
         _check_args(kernel._parse("opencl")[1], args, None, {})  # raises the count error
     first = None
+    by_type = True
     for p, a in zip(params, args, strict=True):
         if not p.pointer:
             continue
         r = _BY_TYPE.get(type(a))
-        b = r(a) if r is not None else _resolve_one(a)
+        if r is None:
+            b = _resolve_one(a)
+            r = _BY_TYPE.get(type(a))
+        else:
+            b = r(a)
         if b is None:
             raise _unknown(a, f"argument {p.index} {p.name!r}")
+        by_type = by_type and getattr(r, "by_type", False)
         if first is None:
             first = b
         elif b != first:
@@ -235,5 +259,5 @@ def backend_for_args(kernel: Any, args: tuple) -> Backend:
     if first is None:
         from .backends.opencl import CPU
 
-        return _singleton(CPU)
-    return first
+        return _singleton(CPU), True
+    return first, by_type

@@ -204,7 +204,7 @@ def test_exact_and_masked_launches_agree(n):
     (plan,) = k._launchers[pk.CPU()]._plans.values()
     _, global_size, local_size, _ = plan
     # Work-items past the end exist only when the groups do not tile the ndrange.
-    unmasked = [key for key in k._compiled if key[-1] == "unmasked"]
+    unmasked = [key for key in k._compiled if key[-1] is True]
     assert bool(unmasked) == (global_size == (n,))
 
 

@@ -405,3 +405,40 @@ def test_empty_ndrange_still_checks_arguments(saxpy):
     np.testing.assert_array_equal(y, 0)
     with rejected(KernelArgumentError, "argument 2 'a'", arrays=[y, x]):
         saxpy(y, x, 1e39, ndrange=0)
+
+
+# -- the direct form's launcher table ------------------------------------------------------
+
+_ADD1 = """@kernel void add1(T* y) { y[@index(Global, Linear)] += 1; }"""
+
+
+def test_direct_calls_reuse_the_launcher_of_the_same_argument_types():
+    from portakern import resolve
+
+    k = pk.kernel(_ADD1)
+    y32, y64 = np.zeros(10, np.float32), np.zeros(10, np.float64)
+    k(y32, ndrange=10)
+    k(y32, ndrange=10)
+    k(y64, ndrange=10)
+    assert list(k._by_types) == [(np.ndarray,)]
+    assert y32.tolist() == [2.0] * 10 and y64.tolist() == [1.0] * 10
+    resolve.clear_resolution_cache()  # what a registration does
+    k(y32, ndrange=10)
+    assert k._by_types_generation == resolve.generation
+    assert y32.tolist() == [3.0] * 10
+
+
+def test_arrays_whose_type_does_not_decide_the_backend_are_resolved_each_call():
+    cl = pytest.importorskip("pyopencl")
+    import pyopencl.array as cla
+
+    ctx = pk.CPU().context
+    q1, q2 = cl.CommandQueue(ctx), cl.CommandQueue(ctx)
+    a, b = cla.zeros(q1, 8, np.float32), cla.zeros(q2, 8, np.float32)
+    k = pk.kernel(_ADD1)
+    k(a, ndrange=8)
+    k(b, ndrange=8)
+    k(b, ndrange=8)
+    assert not k._by_types  # one OpenCL backend per queue: the type alone can't decide
+    assert len(k._launchers) == 2
+    assert a.get().tolist() == [1.0] * 8 and b.get().tolist() == [2.0] * 8
