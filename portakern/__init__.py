@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 from .backends.base import Backend
-from .backends.cuda import CUDA
-from .backends.metal import MLXCUDA, Metal
 from .backends.opencl import CPU, OpenCL
 from .errors import (
     BackendMismatchError,
@@ -47,3 +45,20 @@ __all__ = [
     "register_backend",
     "registered_backends",
 ]
+
+# The GPU launchers load on first use: `import portakern` stays cheap for CPU users
+# (DESIGN §4: a ready kernel in a new process in under 50 ms).
+_LAZY = {"CUDA": "portakern.backends.cuda", "Metal": "portakern.backends.metal",
+         "MLXCUDA": "portakern.backends.metal"}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'portakern' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
