@@ -27,6 +27,7 @@ from .base import ArrayInfo, Availability, Backend
 __all__ = ["OpenCL", "CPU", "cpu_install_hint"]
 
 _LOCK = threading.Lock()
+_BY_QUEUE: dict[int, Any] = {}  # queue pointer -> OpenCL backend (see OpenCL.for_array)
 
 
 def cpu_install_hint() -> str:
@@ -182,6 +183,15 @@ class OpenCL(Backend):
         except Exception as exc:  # noqa: BLE001 - the ICD loader fails in many ways
             return Availability(False, f"no OpenCL platform ({exc}); {cpu_install_hint()}")
         return Availability(True)
+
+    @classmethod
+    def for_array(cls, array: Any) -> OpenCL:
+        """One backend per queue: arrays on one queue compare equal and share programs."""
+        queue = array.queue
+        backend = _BY_QUEUE.get(queue.int_ptr)
+        if backend is None or backend.queue != queue:
+            backend = _BY_QUEUE[queue.int_ptr] = cls(queue)
+        return backend
 
     @property
     def cache_key(self) -> Any:
@@ -367,6 +377,8 @@ class CPU(OpenCL):
 
     name: ClassVar[str] = "CPU"
     synchronous: ClassVar[bool] = True
+    # NumPy arrays carry no queue: every one belongs to the one shared CPU().
+    for_array = classmethod(Backend.for_array.__func__)  # type: ignore[assignment]
     preferred_group_size: ClassVar[int] = 256
     _shared: ClassVar[dict[str, Any]] = {}
 
