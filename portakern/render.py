@@ -37,6 +37,8 @@ TARGETS = ("opencl", "cuda", "metal")
 
 _MARK_RE = re.compile("\x02L(\\d+)\x03")
 _TAG_OPEN_RE = re.compile(r"\{\{|\{%|\{#")
+_IDENT_RE = re.compile(r"[A-Za-z_]\w*")
+_COMMENT_RE = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
 
 
 def _packaged_templates() -> Path:
@@ -381,6 +383,9 @@ def render_lowered(lowered: LoweredKernel, module_helpers: object, target: str,
     typedefs = [(name, type_names.get(t, t), t) for name, t in bindings.items()]
     all_text = helpers + body + localmem + " ".join(t for _, t, _ in typedefs) + " ".join(
         c for _, c, _ in resolved)
+    # The identifiers the code uses (comments excluded), so templates emit only the
+    # prelude pieces a kernel needs.
+    names = frozenset(_IDENT_RE.findall(_COMMENT_RE.sub(" ", all_text)))
     variables = dict(
         pk=macros,
         kernel=lowered,
@@ -390,9 +395,10 @@ def render_lowered(lowered: LoweredKernel, module_helpers: object, target: str,
         localmem=localmem,
         body=body,
         ndim=lowered.ndim,
-        uses_double=bool(re.search(r"\bdouble\b", all_text)),
-        uses_half=bool(re.search(r"\bhalf\b|__half", all_text)),
-        uses_atomics="pk_atomic_" in all_text,
+        names=names,
+        uses_double="double" in names,
+        uses_half="half" in names or "__half" in names,
+        uses_atomics=any(n.startswith("pk_atomic_") for n in names),
         **extra,
     )
     source = module_template.render(variables)

@@ -1,4 +1,10 @@
 /* portakern prelude: OpenCL C */
+#if defined(__clang__) && (defined(__x86_64__) || defined(__i386__) || defined(__aarch64__) || defined(__arm__) || defined(__riscv) || defined(__powerpc__))
+#define PK_MATH __attribute__((overloadable, always_inline))
+PK_MATH float pk_fmin(float a, float b) { return __builtin_isnan(b) || a < b ? a : b; }
+#undef fmin
+#define fmin pk_fmin
+#endif
 // Image kernels on uint8 pixels.
 //
 // rgb_to_gray reads an RGB image stored as three planes (3, H, W) and writes

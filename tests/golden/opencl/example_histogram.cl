@@ -176,6 +176,20 @@ PK_OVL ulong pk_atomic_and(volatile __local ulong* p, ulong v) { return atom_and
 PK_OVL ulong pk_atomic_or(volatile __local ulong* p, ulong v) { return atom_or(p, v); }
 PK_OVL ulong pk_atomic_xor(volatile __local ulong* p, ulong v) { return atom_xor(p, v); }
 #endif
+#if defined(__clang__) && (defined(__x86_64__) || defined(__i386__) || defined(__aarch64__) || defined(__arm__) || defined(__riscv) || defined(__powerpc__))
+#define PK_MATH __attribute__((overloadable, always_inline))
+PK_MATH float pk_min(float a, float b) { return a < b ? a : b; }
+PK_MATH char pk_min(char a, char b) { return b < a ? b : a; }
+PK_MATH uchar pk_min(uchar a, uchar b) { return b < a ? b : a; }
+PK_MATH short pk_min(short a, short b) { return b < a ? b : a; }
+PK_MATH ushort pk_min(ushort a, ushort b) { return b < a ? b : a; }
+PK_MATH int pk_min(int a, int b) { return b < a ? b : a; }
+PK_MATH uint pk_min(uint a, uint b) { return b < a ? b : a; }
+PK_MATH long pk_min(long a, long b) { return b < a ? b : a; }
+PK_MATH ulong pk_min(ulong a, ulong b) { return b < a ? b : a; }
+#undef min
+#define min pk_min
+#endif
 // Histogram of uint8 data into BINS bins (256 by default), with atomics.
 //
 // Each workgroup first counts into its own histogram in workgroup memory

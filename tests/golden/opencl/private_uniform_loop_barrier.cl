@@ -1,4 +1,19 @@
 /* portakern prelude: OpenCL C */
+#if defined(__clang__) && (defined(__x86_64__) || defined(__i386__) || defined(__aarch64__) || defined(__arm__) || defined(__riscv) || defined(__powerpc__))
+#define PK_MATH __attribute__((overloadable, always_inline))
+PK_MATH float pk_fabs(float a) { return __builtin_fabsf(a); }
+#undef fabs
+#define fabs pk_fabs
+PK_MATH float pk_sqrt(float a) { return __builtin_sqrtf(a); }
+#undef sqrt
+#define sqrt pk_sqrt
+PK_MATH float pk_fmin(float a, float b) { return __builtin_isnan(b) || a < b ? a : b; }
+#undef fmin
+#define fmin pk_fmin
+PK_MATH float pk_fmax(float a, float b) { return __builtin_isnan(b) || a > b ? a : b; }
+#undef fmax
+#define fmax pk_fmax
+#endif
 #line 1 "tests/private_uniform_loop_barrier.pk"
 #define TILE 8
 float clampf(float v) { return fmin(fmax(v, 0.0f), 1.0f); }
