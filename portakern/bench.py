@@ -391,14 +391,7 @@ def _handwritten(backend: Any, case: _Case, args: tuple) -> Callable[[], None] |
     (compiled, global_size, local_size, sizes), = launcher._plans.values()
     # A kernel object of its own: portakern's keeps its own arguments set.
     kernel = cl.Kernel(compiled.program, compiled.kernel.function_name)
-    mf = cl.mem_flags
-    cl_args = []
-    for a in (*args, *sizes):
-        if isinstance(a, np.ndarray):
-            a = cl.Buffer(backend.context, mf.READ_WRITE | mf.USE_HOST_PTR, hostbuf=a)
-        elif hasattr(a, "base_data"):
-            a = a.base_data
-        cl_args.append(a)
+    cl_args = _opencl_args(cl, backend, (*args, *sizes))
     kernel.set_args(*cl_args)
     queue = backend.queue
 
@@ -407,6 +400,23 @@ def _handwritten(backend: Any, case: _Case, args: tuple) -> Callable[[], None] |
 
     launch.buffers = cl_args  # type: ignore[attr-defined]  # alive as long as the launch
     return launch
+
+
+def _opencl_args(cl: Any, backend: Any, args: tuple) -> list:
+    """Kernel arguments for a hand-written launch of what ``backend`` launches.
+
+    Each array becomes what the backend itself hands the device (a plugin's
+    arrays included); NumPy memory gets a zero-copy buffer, as ``CPU()`` gives it.
+    """
+    mf = cl.mem_flags
+    out = []
+    for a in args:
+        info = None if isinstance(a, np.generic) else backend.array_info(a)
+        h = a if info is None else info.handle
+        if isinstance(h, np.ndarray):
+            h = cl.Buffer(backend.context, mf.READ_WRITE | mf.USE_HOST_PTR, hostbuf=h)
+        out.append(h)
+    return out
 
 
 def _cupy_baseline(case: _Case, args: tuple) -> Callable[[], None] | None:
@@ -529,10 +539,7 @@ def _launch_overhead(backend: Any, repeats: int, budget: float) -> list[Row]:
 
         (compiled, global_size, local_size, sizes), = launcher._plans.values()
         hk = cl.Kernel(compiled.program, compiled.kernel.function_name)
-        mf = cl.mem_flags
-        bufs = [cl.Buffer(backend.context, mf.READ_WRITE | mf.USE_HOST_PTR, hostbuf=a)
-                if isinstance(a, np.ndarray) else getattr(a, "base_data", a)
-                for a in (*args, *sizes)]
+        bufs = _opencl_args(cl, backend, (*args, *sizes))
         hk.set_args(*bufs)
         queue = backend.queue
 

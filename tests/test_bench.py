@@ -52,6 +52,18 @@ def test_opencl_backend_rows():
     assert any(r.name == "launch overhead" and r.target == "<= 1.3" for r in rows)
 
 
+def test_plugin_backend_rows():
+    """A plugin backend's arrays (torch tensors) go through every row, pipelines included."""
+    from portakern.testing import available_backends
+
+    if "TorchCPU" not in {b.name for b in available_backends({})}:
+        pytest.skip("the example plugin (tests/plugins/portakern_torchcpu) is not installed")
+    rows, _ = _quick(backend="TorchCPU", only=["saxpy", "brightest_pixel", "histogram"])
+    assert rows and {r.backend for r in rows} == {"TorchCPU"}
+    assert all(r.ok for r in rows if r.ok is not None), [(r.name, r.note) for r in rows]
+    assert any(r.name == "launch overhead" and r.baseline == "pyopencl" for r in rows)
+
+
 def test_rates_are_reported():
     rows, _ = _quick(backend="CPU", only=["saxpy", "matmul_tiled"])
     saxpy = next(r for r in rows if r.name == "saxpy" and r.baseline == "numpy")

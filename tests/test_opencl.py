@@ -262,3 +262,17 @@ print("IMPORTED:" + ",".join(heavy))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     line = next(s for s in proc.stdout.splitlines() if s.startswith("IMPORTED:"))
     assert line == "IMPORTED:", line
+
+
+def test_copying_cpu_driver_still_returns_results(monkeypatch):
+    """The map-after-launch path used when a CPU driver works on a copy of host memory."""
+    from portakern.backends import opencl
+
+    backend = pk.CPU()
+    monkeypatch.setattr(backend, "_map_after", True)
+    k = pk.kernel("@kernel void twice(float* y) { y[@index(Global, Linear)] *= 2; }")
+    y = np.arange(1000, dtype=np.float32)
+    k(backend)(y, ndrange=y.shape)
+    np.testing.assert_array_equal(y, 2 * np.arange(1000, dtype=np.float32))
+    # The probe that decides the path sees PoCL's zero-copy behaviour.
+    assert opencl._writes_reach_host(cl, backend.context, backend.queue)

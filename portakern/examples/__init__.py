@@ -509,7 +509,7 @@ def _reduce_run(backend: Any, args: Args, c: Consts, ex: Example) -> dict[str, A
     # Each pass reduces GROUP-fold; a few passes reach one value.
     while int(np.prod(current.shape)) > 1:
         n = int(np.prod(current.shape))
-        nxt = backend.allocate((_groups(n, group),), current.dtype)
+        nxt = backend.allocate((_groups(n, group),), backend.array_info(current).dtype)
         launch(nxt, current, ndrange=(n,))
         current = nxt
     backend.synchronize()
@@ -535,7 +535,8 @@ def _argmax_run(backend: Any, args: Args, c: Consts, ex: Example) -> dict[str, A
     while int(np.prod(current.shape)) > 1:
         n = int(np.prod(current.shape))
         m = _groups(n, group)
-        nxt, nxt_index = backend.allocate((m,), current.dtype), backend.allocate((m,), np.int64)
+        dtype = backend.array_info(current).dtype  # a NumPy dtype, whatever the array type
+        nxt, nxt_index = backend.allocate((m,), dtype), backend.allocate((m,), np.int64)
         launch(nxt, nxt_index, current, ndrange=(n,))
         chain.append(nxt_index)
         current = nxt
