@@ -223,9 +223,9 @@ def _normalize_wg(wg: Any, ndim: int) -> tuple[int, ...] | None:
         return None
     if isinstance(wg, (int, np.integer)) and not isinstance(wg, (bool, np.bool_)):
         # An int sizes the fastest (last) axis; the other axes get 1.
-        wg = (1,) * max(ndim - 1, 0) + (int(wg),) if ndim else ()
-        if ndim == 0 and int(wg or 1) != 1:
+        if ndim == 0 and int(wg) != 1:
             raise NDRangeError("a 0-axis ndrange runs one work-item; workgroupsize must be 1")
+        wg = (1,) * max(ndim - 1, 0) + (int(wg),) if ndim else ()
     if not isinstance(wg, (tuple, list)):
         raise NDRangeError(f"workgroupsize must be an int or a tuple of ints, got {wg!r}")
     if len(wg) != ndim:
@@ -326,6 +326,11 @@ class Launcher:
         """Compile and size a launch: ``(compiled, global, local, ndrange args)``."""
         backend = self.backend
         ndim = len(nd)
+        if math.prod(nd) > _INDEX_MAX or max(nd, default=0) > _INDEX_MAX:
+            # Sizes are passed as int64 and @index(Global, Linear) is a long.
+            raise NDRangeError(
+                f"ndrange {nd} is too large: each axis and the total number of work-items "
+                f"must be at most 2**63 - 1 (the kernel's indices are 64-bit)")
         backend.check_available()
         # A backend that sets ``unmask_exact`` (PoCL: a masked body is not vectorised,
         # 2-4x slower) gets the kernel without its bounds mask when the workgroups
@@ -371,6 +376,7 @@ class Launcher:
 
 _UNCACHED = object()
 _MAX_PLANS = 256
+_INDEX_MAX = 2**63 - 1
 
 
 def _remember(kdef: KernelDef, args: tuple, launch_args: list, bindings: tuple,
@@ -391,6 +397,8 @@ def _remember(kdef: KernelDef, args: tuple, launch_args: list, bindings: tuple,
             entries.append((weakref.ref(a), a.dtype, a.shape, flags.writeable,
                             flags.c_contiguous))
         else:
+            if isinstance(a, np.ndarray):
+                return None  # a 0-d array is mutable: its value is read on every call
             # A scalar whose type variable only it binds is checked in full each time.
             fixed = p.type in KNOWN_TYPES or p.type in by_arrays or p.type in constants
             entries.append((None, a, launch_args[i],

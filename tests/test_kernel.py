@@ -442,3 +442,45 @@ def test_arrays_whose_type_does_not_decide_the_backend_are_resolved_each_call():
     assert not k._by_types  # one OpenCL backend per queue: the type alone can't decide
     assert len(k._launchers) == 2
     assert a.get().tolist() == [1.0] * 8 and b.get().tolist() == [2.0] * 8
+
+
+def test_zero_axis_ndrange_refuses_a_workgroupsize_other_than_1():
+    k = pk.kernel("@kernel void one(float* y) { y[0] = 5; }")
+    y = np.zeros(1, np.float32)
+    with pytest.raises(NDRangeError, match="workgroupsize must be 1"):
+        k(y, ndrange=(), workgroupsize=4)
+    with pytest.raises(NDRangeError, match="workgroupsize must be 1"):
+        k(pk.CPU(), 4)(y, ndrange=())
+    assert y.tolist() == [0.0]
+    k(y, ndrange=(), workgroupsize=1)
+    assert y.tolist() == [5.0]
+
+
+def test_a_0d_array_scalar_changed_in_place_is_read_again():
+    # A 0-d array is mutable: the launch memo must not reuse its converted value.
+    k = pk.kernel("""
+@kernel void scale(float* y, const float* x, float a) {
+    const long i = @index(Global, Linear);
+    y[i] = a * x[i];
+}""")
+    y, x, a = np.zeros(4, np.float32), np.ones(4, np.float32), np.array(2.0)
+    for launch in (k, k(pk.CPU())):
+        for value in (2.0, 5.0, 7.0):
+            a[()] = value
+            launch(y, x, a, ndrange=4)
+            assert y.tolist() == [value] * 4
+
+
+@pytest.mark.parametrize("nd", [2**63, (4, 2**64), (0, 2**64), (2**62, 4), (2**31, 2**31, 2**2)])
+def test_an_ndrange_beyond_64_bit_indices_is_an_ndrange_error(nd, monkeypatch):
+    # Sizes and linear indices are int64: a larger axis or total must be refused
+    # before launch (not an OverflowError from NumPy, nor a wrapped-around index).
+    def launch(*args):
+        raise AssertionError("launched")
+
+    monkeypatch.setattr(pk.CPU, "launch", launch)
+    k = pk.kernel("@kernel void g(float* y) { y[@index(Global, Linear)] = 1; }")
+    y = np.zeros(4, np.float32)
+    with pytest.raises(NDRangeError, match="ndrange"):
+        k(y, ndrange=nd)
+    assert y.tolist() == [0.0] * 4

@@ -276,3 +276,20 @@ def test_copying_cpu_driver_still_returns_results(monkeypatch):
     np.testing.assert_array_equal(y, 2 * np.arange(1000, dtype=np.float32))
     # The probe that decides the path sees PoCL's zero-copy behaviour.
     assert opencl._writes_reach_host(cl, backend.context, backend.queue)
+
+
+def test_cpu_runs_ndarray_subclasses_such_as_memmap(tmp_path):
+    # array_info accepts ndarray subclasses; each must be wrapped in a buffer like a
+    # plain ndarray, not handed to set_args as an array (INVALID_ARG_SIZE).
+    k = pk.kernel("@kernel void inc(float* y) { y[@index(Global, Linear)] += 1; }")
+    m = np.memmap(tmp_path / "m.bin", np.float32, "w+", shape=(8,))
+    k(m, ndrange=m.shape)
+    k(m, ndrange=m.shape)
+    np.testing.assert_array_equal(np.asarray(m), np.full(8, 2, np.float32))
+
+    class Sub(np.ndarray):
+        pass
+
+    s = np.zeros(5, np.float32).view(Sub)
+    k(s, ndrange=s.shape)
+    np.testing.assert_array_equal(np.asarray(s), np.ones(5, np.float32))

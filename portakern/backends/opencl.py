@@ -477,7 +477,7 @@ def _host_buffers(cl: Any, context: Any, args: list, compiled: _Compiled) -> tup
     mf = cl.mem_flags
     keys: list = []
     for n, a in enumerate(args):
-        if type(a) is np.ndarray:
+        if isinstance(a, np.ndarray):  # subclasses too (np.memmap): array_info takes them
             keys.append((weakref.ref(a, functools.partial(_forget, weakref.ref(compiled))),
                          a.shape, a.flags.writeable))
             flag = mf.READ_WRITE if a.flags.writeable else mf.READ_ONLY
