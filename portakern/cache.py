@@ -255,9 +255,11 @@ def _code_digest() -> str:
     without a new version number.
     """
     if not _CODE:
-        h = hashlib.sha256()
+        import jinja2
+
+        h = hashlib.sha256(f"jinja2 {jinja2.__version__}".encode())
         here = Path(__file__).resolve().parent
-        for name in ("language.py", "lower.py", "render.py", "types.py"):
+        for name in ("language.py", "lower.py", "render.py", "types.py", "cache.py"):
             try:
                 h.update(name.encode() + (here / name).read_bytes())
             except OSError:

@@ -529,7 +529,27 @@ def _check_args(kdef: KernelDef, args: tuple, backend: Backend,
             raise KernelTypeError(
                 f"{_describe(i, p)} is {feature}, which {backend!r} does not support; "
                 f"convert it (e.g. .astype(numpy.float32)) or use another backend")
+    _check_no_alias(params, out)
     return out, tuple(sorted((tv, bindings[tv]) for tv in kdef.type_vars))
+
+
+def _check_no_alias(params: list, handles: list) -> None:
+    """A ``const T*`` is rendered no-alias (restrict): it must not overlap a written array."""
+    for c, pc in enumerate(params):
+        if not (pc.pointer and pc.const):
+            continue
+        for w, pw in enumerate(params):
+            if not pw.writable:
+                continue
+            a, b = handles[c], handles[w]
+            both_numpy = isinstance(a, np.ndarray) and isinstance(b, np.ndarray)
+            overlap = (a is b and a is not None) or (
+                both_numpy and a.size > 0 and b.size > 0 and np.may_share_memory(a, b))
+            if overlap:
+                raise KernelArgumentError(
+                    f"{_describe(c, pc)} shares memory with {_describe(w, pw)}, which the "
+                    f"kernel writes; const parameters are declared no-alias (restrict), so "
+                    f"pass a copy ({pc.name}.copy()) or drop 'const' from {pc.name!r}")
 
 
 _FEATURES = {np.dtype(np.float64): "float64", np.dtype(np.float16): "float16"}
@@ -550,6 +570,7 @@ def _wrong_array(i: int, p: Any, a: Any, backend: Backend) -> None:
 
 
 _FMAX = {dt: float(np.finfo(dt).max) for dt in TYPE_DTYPES.values() if dt.kind == "f"}
+_FTINY = {dt: float(np.finfo(dt).tiny) for dt in TYPE_DTYPES.values() if dt.kind == "f"}
 _IMIN = {dt: int(np.iinfo(dt).min) for dt in TYPE_DTYPES.values() if dt.kind in "iu"}
 _IMAX = {dt: int(np.iinfo(dt).max) for dt in TYPE_DTYPES.values() if dt.kind in "iu"}
 
@@ -568,7 +589,8 @@ def convert_scalar(value: Any, type_name: str, i: int, p: Any) -> np.generic:
     kind = type(value)
     if kind is dtype.type:
         return value
-    if kind is float and dtype.kind == "f" and -_FMAX[dtype] <= value <= _FMAX[dtype]:
+    if kind is float and dtype.kind == "f" and (
+            _FTINY[dtype] <= abs(value) <= _FMAX[dtype] or value == 0.0):
         return dtype.type(value)
     if kind is int and dtype.kind in "iu" and _IMIN[dtype] <= value <= _IMAX[dtype]:
         return dtype.type(value)
@@ -607,11 +629,15 @@ def convert_scalar(value: Any, type_name: str, i: int, p: Any) -> np.generic:
                 f"{where} = {v} cannot be represented exactly as {dtype}; pass a float "
                 f"explicitly if rounding is intended")
         return converted
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", under="ignore"):
         converted = dtype.type(value)
     if np.isinf(converted) and np.isfinite(value):
         raise KernelArgumentError(
             f"{where} = {value!r} overflows {dtype} (largest {np.finfo(dtype).max})")
+    if converted == 0 and value != 0:
+        raise KernelArgumentError(
+            f"{where} = {value!r} underflows to 0 in {dtype} (smallest nonzero "
+            f"{np.finfo(dtype).smallest_subnormal}); pass 0.0 explicitly if that is intended")
     return converted
 
 

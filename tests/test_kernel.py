@@ -484,3 +484,38 @@ def test_an_ndrange_beyond_64_bit_indices_is_an_ndrange_error(nd, monkeypatch):
     with pytest.raises(NDRangeError, match="ndrange"):
         k(y, ndrange=nd)
     assert y.tolist() == [0.0] * 4
+
+
+def test_a_float_scalar_that_underflows_to_zero_is_refused():
+    k = pk.kernel("@kernel void scale(float* y, float a) { y[@index(Global, Linear)] *= a; }")
+    y = np.ones(4, np.float32)
+    with pytest.raises(pk.KernelArgumentError, match=r"argument 1 'a' \(float\).*underflows"):
+        k(y, 1e-50, ndrange=4)
+    assert y.tolist() == [1.0] * 4
+    k(y, 1e-40, ndrange=4)  # a float32 subnormal: kept, not refused
+    assert y[0] == np.float32(1e-40)
+    k(y, 0.0, ndrange=4)
+    assert y.tolist() == [0.0] * 4
+
+
+def test_a_const_array_that_overlaps_a_written_one_is_refused():
+    k = pk.kernel("""@kernel void axpy(T* y, const T* x, T a) {
+        const long i = @index(Global, Linear);
+        y[i] += a * x[i];
+    }""")
+    y = np.arange(8, dtype=np.float32)
+    for x in (y, y[:4], y.reshape(2, 4)):
+        with pytest.raises(pk.KernelArgumentError,
+                           match=r"argument 1 'x' \(const T\*\) shares memory with argument 0"):
+            k(y, x, 2.0, ndrange=4)
+    assert y.tolist() == list(range(8))  # nothing ran
+    k(y, y.copy(), 1.0, ndrange=8)  # a copy is fine
+    assert y.tolist() == [2.0 * v for v in range(8)]
+    # Two read-only views of one array are fine: nothing writes them.
+    k2 = pk.kernel("""@kernel void add(T* z, const T* a, const T* b) {
+        const long i = @index(Global, Linear);
+        z[i] = a[i] + b[i];
+    }""")
+    z = np.zeros(8, np.float32)
+    k2(z, y, y, ndrange=8)
+    assert z.tolist() == [4.0 * v for v in range(8)]

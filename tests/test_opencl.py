@@ -139,7 +139,7 @@ def test_opencl_array_from_another_context(queue, ocl):
         pk.kernel(SAXPY)(ocl)(y, x, 1.0, ndrange=8)
     # Each queue is its own backend; each compiles for its own context.
     k = pk.kernel(SAXPY)
-    k(x, x, 1.0, ndrange=8)
+    k(x, cla.to_device(other_q, np.ones(8, np.float32)), 1.0, ndrange=8)
     np.testing.assert_array_equal(x.get(), 2)
     assert pk.get_backend(x) != ocl
 
