@@ -293,3 +293,19 @@ def test_cpu_runs_ndarray_subclasses_such_as_memmap(tmp_path):
     s = np.zeros(5, np.float32).view(Sub)
     k(s, ndrange=s.shape)
     np.testing.assert_array_equal(np.asarray(s), np.ones(5, np.float32))
+
+
+def test_an_unused_opencl_backend_lets_its_queue_go():
+    import gc
+    import weakref
+
+    from portakern.backends import opencl
+
+    queue = cl.CommandQueue(pk.CPU().context)
+    a = cla.zeros(queue, 4, np.float32)
+    backend = pk.get_backend(a)
+    assert pk.get_backend(a) is backend  # one backend per queue while it lives
+    gone = weakref.ref(backend)
+    del backend
+    gc.collect()
+    assert gone() is None and queue.int_ptr not in opencl._BY_QUEUE

@@ -27,7 +27,9 @@ from .base import ArrayInfo, Availability, Backend
 __all__ = ["OpenCL", "CPU", "cpu_install_hint"]
 
 _LOCK = threading.Lock()
-_BY_QUEUE: dict[int, Any] = {}  # queue pointer -> OpenCL backend (see OpenCL.for_array)
+# queue pointer -> OpenCL backend (see OpenCL.for_array). Weak: a backend nobody uses
+# any more lets its queue and context go.
+_BY_QUEUE: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
 
 
 def cpu_install_hint() -> str:
