@@ -44,7 +44,7 @@ import numpy as np
 from ..errors import BackendUnavailableError
 
 __all__ = ["Backend", "ArrayInfo", "Availability", "MUST", "SHOULD", "MAY", "FEATURES",
-           "default_instance"]
+           "default_instance", "pow2_groups"]
 
 #: Members every backend must provide (checked when the subclass is created).
 MUST = ("available", "compile", "launch", "array_info", "synchronize", "allocate",
@@ -287,18 +287,8 @@ class Backend:
         work-items, in powers of two.
         """
         limit = 256 if compiled is None else self.max_workgroup_size(compiled)
-        budget = min(self.preferred_group_size, limit)
-        limits = self.max_workitem_sizes()
-        sizes = [1] * len(ndrange)
-        for d in range(len(ndrange) - 1, -1, -1):
-            want = 1
-            while want < ndrange[d] and want * 2 <= budget:
-                want *= 2
-            hw = len(ndrange) - 1 - d
-            want = min(want, limits[hw] if hw < len(limits) else 1)
-            sizes[d] = max(1, want)
-            budget = max(1, budget // sizes[d])
-        return tuple(sizes)
+        return pow2_groups(ndrange, min(self.preferred_group_size, limit),
+                           self.max_workitem_sizes())
 
     # -- provided -----------------------------------------------------------------
     def check_available(self) -> None:
@@ -317,3 +307,22 @@ class Backend:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
+
+
+def pow2_groups(ndrange: tuple[int, ...], budget: int,
+                items: tuple[int, ...]) -> tuple[int, ...]:
+    """A workgroup shape of powers of two, at most ``budget`` work-items.
+
+    The last (fastest) axis is filled first, never beyond its extent rounded up
+    to a power of two, nor beyond the device's per-axis limit ``items`` (in
+    hardware order, x first).
+    """
+    sizes = [1] * len(ndrange)
+    for d in range(len(ndrange) - 1, -1, -1):
+        want = 1
+        while want < ndrange[d] and want * 2 <= budget:
+            want *= 2
+        hw = len(ndrange) - 1 - d
+        sizes[d] = max(1, min(want, items[hw] if hw < len(items) else 1))
+        budget = max(1, budget // sizes[d])
+    return tuple(sizes)

@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..errors import BackendUnavailableError, CompilationError, LaunchError
-from .base import ArrayInfo, Availability, Backend
+from .base import ArrayInfo, Availability, Backend, pow2_groups
 
 __all__ = ["OpenCL", "CPU", "cpu_install_hint"]
 
@@ -255,7 +255,7 @@ class OpenCL(Backend):
         limit = self._max_wg if compiled is None else self.max_workgroup_size(compiled)
         shape = _exact_groups(ndrange, limit, self._max_items, int(self.device.max_compute_units))
         if shape is None:
-            shape = _pow2_groups(ndrange, min(self.preferred_group_size, limit), self._max_items)
+            shape = pow2_groups(ndrange, min(self.preferred_group_size, limit), self._max_items)
         return shape
 
     def launch(self, compiled: Any, args: list, global_size: tuple[int, ...],
@@ -342,18 +342,6 @@ def _exact_groups(ndrange: tuple[int, ...], limit: int, items: tuple[int, ...],
     return tuple(sizes)
 
 
-def _pow2_groups(ndrange: tuple[int, ...], budget: int,
-                 items: tuple[int, ...]) -> tuple[int, ...]:
-    """Powers of two up to ``budget`` work-items, last axis first (the masked fallback)."""
-    sizes = [1] * len(ndrange)
-    for d in range(len(ndrange) - 1, -1, -1):
-        want = 1
-        while want < ndrange[d] and want * 2 <= budget:
-            want *= 2
-        hw = len(ndrange) - 1 - d
-        sizes[d] = max(1, min(want, items[hw] if hw < len(items) else 1))
-        budget = max(1, budget // sizes[d])
-    return tuple(sizes)
 
 
 def _default_context(cl: Any) -> Any:
