@@ -292,10 +292,11 @@ class Launcher:
         nd = self._ndrange(ndrange)
         kdef = self.kernel._parse(self.backend.target)[1]
         memo = self._memo
-        hit = _recall(memo, args) if memo is not None else None
+        hit = _recall(memo, args, self.backend) if memo is not None else None
         if hit is None:
             launch_args, bindings = _check_args(kdef, args, self.backend, self.kernel.constants)
-            self._memo = _remember(kdef, args, launch_args, bindings, self.kernel.constants)
+            self._memo = _remember(kdef, args, launch_args, bindings, self.kernel.constants,
+                                   self.backend)
         else:
             launch_args, bindings = hit
         # What follows the argument checks depends only on the bindings, the ndrange
@@ -380,22 +381,31 @@ _INDEX_MAX = 2**63 - 1
 
 
 def _remember(kdef: KernelDef, args: tuple, launch_args: list, bindings: tuple,
-              constants: dict[str, Any]) -> tuple | None:
-    """What :func:`_recall` needs to pass the same NumPy arrays again without checks.
+              constants: dict[str, Any], backend: Backend) -> tuple | None:
+    """What :func:`_recall` needs to pass the same arrays again without the full checks.
 
-    Only NumPy arrays the backend passes as themselves qualify (``CPU()``): their
-    check depends on nothing but dtype, shape and flags, which are compared on
-    recall. Arrays are held weakly, so a launcher never keeps one alive.
+    A NumPy array the backend passes as itself (``CPU()``) is compared by dtype,
+    shape and flags on recall; any other array is described again by
+    ``backend.array_info`` (a fraction of the checks' cost) and compared with
+    what it was. Arrays are held weakly and handles not at all, so a launcher
+    never keeps an array or its device memory alive.
     """
     by_arrays = {p.type for p in kdef.params if p.pointer}
     entries: list = []
     for i, (p, a) in enumerate(zip(kdef.params, args, strict=True)):
         if p.pointer:
-            if type(a) is not np.ndarray or launch_args[i] is not a:
+            try:
+                ref = weakref.ref(a)
+            except TypeError:
                 return None
-            flags = a.flags
-            entries.append((weakref.ref(a), a.dtype, a.shape, flags.writeable,
-                            flags.c_contiguous))
+            if type(a) is np.ndarray and launch_args[i] is a:
+                flags = a.flags
+                entries.append((ref, a.dtype, a.shape, flags.writeable, flags.c_contiguous,
+                                True))
+            else:
+                info = backend.array_info(a)
+                entries.append((ref, info.dtype, info.shape, info.writable, info.c_contiguous,
+                                False))
         else:
             if isinstance(a, np.ndarray):
                 return None  # a 0-d array is mutable: its value is read on every call
@@ -403,11 +413,12 @@ def _remember(kdef: KernelDef, args: tuple, launch_args: list, bindings: tuple,
             fixed = p.type in KNOWN_TYPES or p.type in by_arrays or p.type in constants
             entries.append((None, a, launch_args[i],
                             dict(bindings).get(p.type, p.type) if fixed else None, p))
-    template = [None if type(v) is np.ndarray else v for v in launch_args]
+    template = [None if p.pointer else v
+                for p, v in zip(kdef.params, launch_args, strict=True)]
     return tuple(entries), template, bindings
 
 
-def _recall(memo: tuple, args: tuple) -> tuple[list, tuple] | None:
+def _recall(memo: tuple, args: tuple, backend: Backend) -> tuple[list, tuple] | None:
     """The checked launch arguments for ``args`` if they match the remembered call."""
     entries, template, bindings = memo
     if len(args) != len(entries):
@@ -418,11 +429,19 @@ def _recall(memo: tuple, args: tuple) -> tuple[list, tuple] | None:
         if ref is not None:
             if ref() is not a:
                 return None
-            flags = a.flags
-            if a.dtype != e[1] or a.shape != e[2] or flags.writeable != e[3] \
-                    or flags.c_contiguous != e[4]:
-                return None
-            out[i] = a
+            if e[5]:
+                flags = a.flags
+                if a.dtype != e[1] or a.shape != e[2] or flags.writeable != e[3] \
+                        or flags.c_contiguous != e[4]:
+                    return None
+                out[i] = a
+            else:
+                info = backend.array_info(a)
+                if info is None or info.handle is None or info.dtype != e[1] \
+                        or info.shape != e[2] or info.writable != e[3] \
+                        or info.c_contiguous != e[4]:
+                    return None
+                out[i] = info.handle
         elif a is not e[1]:
             if e[3] is None:
                 return None

@@ -309,3 +309,37 @@ def test_an_unused_opencl_backend_lets_its_queue_go():
     del backend
     gc.collect()
     assert gone() is None and queue.int_ptr not in opencl._BY_QUEUE
+
+
+def test_relaunch_on_the_same_pyopencl_arrays_skips_the_full_checks(queue, ocl, monkeypatch):
+    import gc
+    import importlib
+    import weakref
+
+    kernel_module = importlib.import_module("portakern.kernel")  # pk.kernel is the function
+    k = pk.kernel(SAXPY)
+    launch = k(ocl)
+    y = cla.to_device(queue, np.zeros(8, np.float32))
+    x = cla.to_device(queue, np.ones(8, np.float32))
+    launch(y, x, 1.0, ndrange=8)
+    entries, template, _ = launch._memo
+    assert template[:2] == [None, None]  # no buffer handle is kept by the memo
+    calls = []
+    real = kernel_module._check_args
+    monkeypatch.setattr(kernel_module, "_check_args",
+                        lambda *a, **kw: calls.append(1) or real(*a, **kw))
+    launch(y, x, 2.0, ndrange=8)
+    queue.finish()
+    assert calls == [] and y.get().tolist() == [3.0] * 8
+    # Another array object: checked in full (and a wrong dtype is still refused).
+    x64 = cla.to_device(queue, np.ones(8, np.float64))
+    with pytest.raises(pk.KernelTypeError, match="argument 1 'x'"):
+        launch(y, x64, 1.0, ndrange=8)
+    assert calls == [1]
+    # The memo holds arrays weakly: a dropped array is not kept alive by it.
+    z = cla.to_device(queue, np.zeros(8, np.float32))
+    launch(z, x, 1.0, ndrange=8)
+    gone = weakref.ref(z)
+    del z
+    gc.collect()
+    assert gone() is None
