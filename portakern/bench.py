@@ -383,22 +383,33 @@ def _handwritten(backend: Any, case: _Case, args: tuple) -> Callable[[], None] |
     """A PyOpenCL launch of the kernel portakern built, arguments set once."""
     if backend.target != "opencl" or case.w.pipeline:
         return None
-    import pyopencl as cl
-
     launcher = case.kernel(backend, case.wg)
     launcher(*args, ndrange=case.ndrange)
     backend.synchronize()
+    return _preset_launch(backend, launcher, args)
+
+
+def _preset_launch(backend: Any, launcher: Any, args: tuple, *,
+                   set_each_call: bool = False) -> Callable[[], None]:
+    """A hand-written PyOpenCL launch of what ``launcher`` built (and has run once).
+
+    It uses a kernel object of its own, because portakern's keeps its own arguments
+    set. The arguments are set once, or on every call (``set_each_call``); each
+    launch waits, as a synchronous ``CPU()`` launch does.
+    """
+    import pyopencl as cl
+
     (compiled, global_size, local_size, sizes), = launcher._plans.values()
-    # A kernel object of its own: portakern's keeps its own arguments set.
     kernel = cl.Kernel(compiled.program, compiled.kernel.function_name)
     cl_args = _opencl_args(cl, backend, (*args, *sizes))
     kernel.set_args(*cl_args)
     queue = backend.queue
 
     def launch() -> None:
+        if set_each_call:
+            kernel.set_args(*cl_args)
         cl.enqueue_nd_range_kernel(queue, kernel, global_size, local_size).wait()
 
-    launch.buffers = cl_args  # type: ignore[attr-defined]  # alive as long as the launch
     return launch
 
 
@@ -535,25 +546,9 @@ def _launch_overhead(backend: Any, repeats: int, budget: float) -> list[Row]:
     ours()
     rows = []
     if backend.target == "opencl":
-        import pyopencl as cl
-
-        (compiled, global_size, local_size, sizes), = launcher._plans.values()
-        hk = cl.Kernel(compiled.program, compiled.kernel.function_name)
-        bufs = _opencl_args(cl, backend, (*args, *sizes))
-        hk.set_args(*bufs)
-        queue = backend.queue
-
-        def hand() -> None:
-            # The wait is the finish of a synchronous launch, as CPU() does.
-            cl.enqueue_nd_range_kernel(queue, hk, global_size, local_size).wait()
-
+        hand = _preset_launch(backend, launcher, args)
         # For context: hand-written code whose arguments change sets them each call.
-        hk2 = cl.Kernel(compiled.program, compiled.kernel.function_name)
-
-        def hand_set() -> None:
-            hk2.set_args(*bufs)
-            cl.enqueue_nd_range_kernel(queue, hk2, global_size, local_size).wait()
-
+        hand_set = _preset_launch(backend, launcher, args, set_each_call=True)
         t_l, t_d, t_h, t_s = _interleaved([ours, direct, hand, hand_set], repeats * 4, budget)
         note = ("saxpy; hand-written: pre-set arguments, enqueue_nd_range_kernel + wait, "
                 "back to back")
@@ -563,7 +558,6 @@ def _launch_overhead(backend: Any, repeats: int, budget: float) -> list[Row]:
         rows.append(Row("launch overhead", backend.name, t_l, "pyopencl+set_args", t_s,
                         t_l / t_s, size=str(n), note="hand-written launch that sets its "
                         "arguments each call (context, not the contract)"))
-        del bufs
     elif backend.name == "CUDA":
         import cupy
 
