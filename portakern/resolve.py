@@ -64,10 +64,6 @@ def clear_resolution_cache() -> None:
     generation += 1
 
 
-def _singleton(cls: type) -> Backend:
-    return default_instance(cls)
-
-
 def _class_resolver(name: str) -> Callable[[Any], Backend | None]:
     cls = registry.backend_class(name)
     if getattr(cls.for_array, "__func__", None) is not Backend.for_array.__func__:
@@ -237,5 +233,5 @@ def resolve_args(kernel: Any, args: tuple) -> tuple[Backend, bool]:
     if first is None:
         from .backends.opencl import CPU
 
-        return _singleton(CPU), True
+        return default_instance(CPU), True
     return first, by_type
