@@ -379,14 +379,43 @@ def _agrees(got: dict, want: dict) -> bool:
     return True
 
 
+def _opencl_launcher(kernel: Any, backend: Any, wg: Any = None) -> Any:
+    """A launcher that runs ``kernel`` through OpenCL on ``backend``.
+
+    ``CPU()`` runs most kernels on its native path; the PyOpenCL baseline is the
+    same kernel built by its OpenCL device (PoCL), launched by hand.
+    """
+    launcher = kernel(backend, wg)
+    if getattr(backend, "executor", None) is not None:
+        launcher._runner = backend  # CPU(): its OpenCL path, not the native one
+    return launcher
+
+
 def _handwritten(backend: Any, case: _Case, args: tuple) -> Callable[[], None] | None:
-    """A PyOpenCL launch of the kernel portakern built, arguments set once."""
+    """A PyOpenCL launch of the kernel portakern built for OpenCL, arguments set once."""
     if backend.target != "opencl" or case.w.pipeline:
         return None
-    launcher = case.kernel(backend, case.wg)
+    launcher = _opencl_launcher(case.kernel, backend, case.wg)
     launcher(*args, ndrange=case.ndrange)
     backend.synchronize()
     return _preset_launch(backend, launcher, args)
+
+
+def _native_call(launcher: Any) -> Callable[[], None] | None:
+    """A hand-written call of the native path's ``pk_launch``, its arguments built once.
+
+    None unless ``launcher`` ran on CPU()'s native path. What it leaves out is
+    portakern's part of a launch: argument checks, the plan lookup, the record.
+    """
+    if getattr(launcher._runner, "clips_ndrange", False) is not True:
+        return None
+    from .backends.native import _geometry
+
+    (compiled, global_size, local_size, sizes), = launcher._plans.values()
+    record = compiled.last  # the argument block of the launcher's last call
+    argv, geom = record[1], _geometry(list(sizes), global_size, local_size)
+    fn = compiled.fn
+    return lambda _keep=record: fn(argv, geom)
 
 
 def _preset_launch(backend: Any, launcher: Any, args: tuple, *,
@@ -546,9 +575,18 @@ def _launch_overhead(backend: Any, repeats: int, budget: float) -> list[Row]:
     ours()
     rows = []
     if backend.target == "opencl":
-        hand = _preset_launch(backend, launcher, args)
+        native = _native_call(launcher)
+        if native is not None:
+            t_l, t_n = _interleaved([ours, native], repeats * 4, budget)
+            rows.append(Row("launch overhead", backend.name, t_l, "ctypes", t_n, t_l / t_n,
+                            size=str(n), note="native path; hand-written: a ctypes call of "
+                            "the same pk_launch, arguments built once (context: what "
+                            "portakern's Python costs)"))
+        opencl = _opencl_launcher(kernel, backend)
+        opencl(*args, ndrange=(n,))
+        hand = _preset_launch(backend, opencl, args)
         # For context: hand-written code whose arguments change sets them each call.
-        hand_set = _preset_launch(backend, launcher, args, set_each_call=True)
+        hand_set = _preset_launch(backend, opencl, args, set_each_call=True)
         t_l, t_d, t_h, t_s = _interleaved([ours, direct, hand, hand_set], repeats * 4, budget)
         note = ("saxpy; hand-written: pre-set arguments, enqueue_nd_range_kernel + wait, "
                 "back to back")
@@ -624,9 +662,10 @@ def bench_startup(repeats: int) -> list[Row]:
                     note=note + "; empty portakern and PoCL caches"))
     rows.append(Row("import portakern", "CPU", warm["import"], "import numpy",
                     warm["numpy"], warm["import"] / warm["numpy"], note=note))
-    rows.append(Row("OpenCL runtime start", "CPU", warm["runtime"], "target", 0.05,
+    rows.append(Row("CPU backend start", "CPU", warm["runtime"], "target", 0.05,
                     warm["runtime"] / 0.05,
-                    note=note + "; import pyopencl, find the device, make a context"))
+                    note=note + "; get_backend + check_available: the native path's "
+                    "compiler probe (from the disk cache), or PoCL's context"))
     return rows
 
 

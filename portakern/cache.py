@@ -193,6 +193,18 @@ class DiskCache:
             with self._lock:
                 self._memory[(kind, key)] = bytes(data)
 
+    def folder(self, kind: str) -> Path | None:
+        """A folder for entries that must be plain files (shared objects), or None.
+
+        None when the cache is off or could not be written: the caller then keeps
+        its file in a temporary folder for the process. Files here carry no
+        checksum header; the caller writes them atomically (:func:`os.replace`)
+        and rebuilds one that fails to load.
+        """
+        if not self._writable or self.directory is None:
+            return None
+        return self.directory / f"v{FORMAT}" / kind
+
     def _fall_back(self, exc: OSError) -> None:
         with self._lock:
             if not self._writable:
@@ -299,10 +311,10 @@ def rendered(kernel: Any, target: str, bindings: tuple, ndim: int, *,
     hit = kernel._rendered.get(mem_key)
     if hit is not None:
         return hit
-    # Only OpenCL renders go to disk: other launchers may re-render a variant
+    # Only OpenCL and C++ (CPU) renders go to disk: other launchers may re-render a variant
     # (RenderedKernel.variant, for MLX), which needs the lowered tree that an
     # entry on disk does not hold.
-    store = default_cache() if target == "opencl" else None
+    store = default_cache() if target in ("opencl", "c") else None
     key = data = None
     if store is not None:
         template = kernel._template

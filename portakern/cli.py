@@ -26,7 +26,7 @@ from .errors import BackendUnavailableError, KernelSyntaxError, PortakernError
 
 __all__ = ["main", "parse_define"]
 
-_TARGETS = ("opencl", "cuda", "metal")
+_TARGETS = ("opencl", "c", "cuda", "metal")
 _DEFAULT_TYPE = "float"
 
 
@@ -304,12 +304,27 @@ def cmd_render(args: argparse.Namespace, out: TextIO | None = None) -> int:
 def _check_opencl(rendered: Any, sources: dict[str, str]) -> str:
     from .backends.opencl import CPU
 
-    status = CPU.available()
+    status = CPU.opencl_available()
     if not status:
         raise BackendUnavailableError(status.reason)
     backend = CPU()
     backend.compile(rendered)
     return f"built on {backend.device.name.strip()}"
+
+
+def _check_c(rendered: Any, sources: dict[str, str]) -> str:
+    from .backends.native import NativeCPU
+
+    status = NativeCPU.available()
+    if not status:
+        raise BackendUnavailableError(status.reason)
+    if any(m in rendered.source for m in _LOCKSTEP_MARKERS):
+        raise BackendUnavailableError(
+            "@synchronize/@localmem: CPU() runs this kernel on its OpenCL device, "
+            "checked on the opencl line")
+    backend = NativeCPU()
+    backend.compile(rendered)
+    return f"shared object built with {Path(backend.toolchain.compiler).name} (CPU native path)"
 
 
 def _check_cuda(rendered: Any, sources: dict[str, str]) -> str:
@@ -344,7 +359,11 @@ def _check_metal(rendered: Any, sources: dict[str, str]) -> str:
     return f"syntax check with {detail.split(' (')[0]} (standalone and as MLX wraps it)"
 
 
-_CHECKERS = {"opencl": _check_opencl, "cuda": _check_cuda, "metal": _check_metal}
+_CHECKERS = {"opencl": _check_opencl, "c": _check_c, "cuda": _check_cuda,
+             "metal": _check_metal}
+# What templates/c/macros.j2 writes for the constructs the native path cannot run.
+_LOCKSTEP_MARKERS = frozenset({"pk_synchronize_needs_the_opencl_target",
+                               "pk_localmem_needs_the_opencl_target"})
 
 
 def cmd_check(args: argparse.Namespace, out: TextIO | None = None) -> int:
@@ -470,13 +489,33 @@ def _opencl_devices() -> list[str]:
 def _device_label(name: str) -> str:
     if name != "CPU":
         return ""
-    try:
-        from .backends.opencl import CPU
+    from .backends.native import NativeCPU, native_toolchain
+    from .backends.opencl import CPU, cpu_mode
 
-        device = CPU().device
-        return f" ({device.name.strip()}, {device.platform.name.strip()})"
+    parts = []
+    try:
+        mode = cpu_mode()
+    except BackendUnavailableError as exc:
+        return f" ({exc})"
+    toolchain = native_toolchain()
+    if mode == "opencl":
+        parts.append("native path off (PORTAKERN_CPU=opencl)")
+    elif isinstance(toolchain, str):
+        parts.append(f"native path unavailable: {toolchain}")
+    else:
+        math = "libmvec vector math" if toolchain.simd_math else "scalar math"
+        parts.append(f"native: {Path(toolchain.compiler).name} + OpenMP, {math}")
+    try:
+        if CPU.opencl_available():
+            device = CPU().device
+            parts.append(f"OpenCL: {device.name.strip()}, {device.platform.name.strip()}"
+                         + ("" if mode == "opencl" or not NativeCPU.available()
+                            else ", for kernels with barriers"))
+        else:
+            parts.append(f"no OpenCL device: {CPU.opencl_available().reason}")
     except Exception:  # noqa: BLE001 - a label must not break info
-        return ""
+        pass
+    return f" ({'; '.join(parts)})"
 
 
 def cmd_info(args: argparse.Namespace, out: TextIO | None = None) -> int:
@@ -514,7 +553,8 @@ def cmd_info(args: argparse.Namespace, out: TextIO | None = None) -> int:
     for target, (ok, detail) in (("cuda", cuda_check_available()),
                                  ("metal", metal_check_available())):
         out.write(f"  {target:<8} {'yes' if ok else 'no'}: {detail}\n")
-    out.write("  opencl   built on the CPU OpenCL device when CPU is available\n")
+    out.write("  opencl   built on the CPU OpenCL device when it is available\n")
+    out.write("  c        built by the CPU native path's C++ compiler when it is available\n")
     return 0
 
 

@@ -257,6 +257,9 @@ class Launcher:
         self._static_wg_raw = workgroupsize
         self._plans: dict[tuple, tuple | None] = {}
         self._memo: tuple | None = None
+        # The backend that runs this kernel for ``backend``: itself, or the one its
+        # ``executor(kernel)`` picks (CPU(): the native path or PoCL), on first launch.
+        self._runner: Backend | None = None
         if workgroupsize is not None:
             ndim = len(self.static_ndrange) if self.static_ndrange is not None else None
             if ndim is not None:
@@ -288,15 +291,22 @@ class Launcher:
                 f"given when the launcher was made; pass one or the other")
         return dynamic or static
 
+    def _route(self) -> Backend:
+        executor = getattr(self.backend, "executor", None)
+        runner = self.backend if executor is None else executor(self.kernel)
+        self._runner = runner
+        return runner
+
     def __call__(self, *args: Any, ndrange: Any = None, workgroupsize: Any = None) -> None:
         nd = self._ndrange(ndrange)
-        kdef = self.kernel._parse(self.backend.target)[1]
+        backend = self._runner or self._route()
+        kdef = self.kernel._parse(backend.target)[1]
         memo = self._memo
-        hit = _recall(memo, args, self.backend) if memo is not None else None
+        hit = _recall(memo, args, backend) if memo is not None else None
         if hit is None:
-            launch_args, bindings = _check_args(kdef, args, self.backend, self.kernel.constants)
+            launch_args, bindings = _check_args(kdef, args, backend, self.kernel.constants)
             self._memo = _remember(kdef, args, launch_args, bindings, self.kernel.constants,
-                                   self.backend)
+                                   backend)
         else:
             launch_args, bindings = hit
         # What follows the argument checks depends only on the bindings, the ndrange
@@ -311,7 +321,7 @@ class Launcher:
         try:
             plan = self._plans[plan_key]
         except KeyError:
-            plan = self._plan(kdef, bindings, nd, workgroupsize)
+            plan = self._plan(backend, kdef, bindings, nd, workgroupsize)
             if wg_key is not _UNCACHED:
                 if len(self._plans) >= _MAX_PLANS:
                     self._plans.clear()  # a launcher fed ever new sizes stays small
@@ -320,12 +330,11 @@ class Launcher:
             return  # an empty ndrange: everything checked, nothing to run
         compiled, global_size, local_size, sizes = plan
         launch_args.extend(sizes)
-        self.backend.launch(compiled, launch_args, global_size, local_size)
+        backend.launch(compiled, launch_args, global_size, local_size)
 
-    def _plan(self, kdef: KernelDef, bindings: tuple, nd: tuple[int, ...],
+    def _plan(self, backend: Backend, kdef: KernelDef, bindings: tuple, nd: tuple[int, ...],
               workgroupsize: Any) -> tuple | None:
         """Compile and size a launch: ``(compiled, global, local, ndrange args)``."""
-        backend = self.backend
         ndim = len(nd)
         if math.prod(nd) > _INDEX_MAX or max(nd, default=0) > _INDEX_MAX:
             # Sizes are passed as int64 and @index(Global, Linear) is a long.
@@ -338,31 +347,40 @@ class Launcher:
         # cover the ndrange exactly, so no work-item falls outside it.
         exact_ok = (getattr(backend, "unmask_exact", False) and not kdef.unsafe_indices
                     and ndim > 0 and math.prod(nd) > 0)
-        if not exact_ok:
-            compiled = self._compile(bindings, ndim, False)
+        # A backend that ``clips_ndrange`` (CPU's native path) runs exactly the
+        # work-items of the ndrange whatever the groups: it never needs the mask.
+        clips = getattr(backend, "clips_ndrange", False) and not kdef.unsafe_indices
+        if clips:
+            compiled = self._compile(backend, bindings, ndim, ndim > 0 and math.prod(nd) > 0)
+        elif not exact_ok:
+            compiled = self._compile(backend, bindings, ndim, False)
         wg = self._workgroup(workgroupsize, ndim)
-        if exact_ok:
+        if clips:
+            wg = wg or backend.default_workgroupsize(nd, compiled)
+        elif exact_ok:
             shape = wg or backend.default_workgroupsize(nd, None)
-            compiled = self._compile(bindings, ndim, _covers(nd, shape))
+            compiled = self._compile(backend, bindings, ndim, _covers(nd, shape))
             if wg is None and math.prod(shape) > backend.max_workgroup_size(compiled):
                 # This kernel cannot use the device-wide default (much private memory).
                 shape = backend.default_workgroupsize(nd, compiled)
-                compiled = self._compile(bindings, ndim, _covers(nd, shape))
+                compiled = self._compile(backend, bindings, ndim, _covers(nd, shape))
             wg = shape
         elif wg is None:
             wg = backend.default_workgroupsize(nd, compiled)
         _check_workgroup(wg, backend, compiled, kdef.name)
         if ndim and math.prod(nd) == 0:
             return None
-        global_size = tuple(-(-n // w) * w for n, w in
-                            zip(reversed(nd), reversed(wg), strict=True)) or (1,)
+        if clips:
+            global_size = tuple(reversed(nd)) or (1,)
+        else:
+            global_size = tuple(-(-n // w) * w for n, w in
+                                zip(reversed(nd), reversed(wg), strict=True)) or (1,)
         local_size = tuple(reversed(wg)) or (1,)
         return compiled, global_size, local_size, tuple(np.int64(n) for n in nd)
 
-    def _compile(self, bindings: tuple, ndim: int, unmasked: bool) -> Any:
+    def _compile(self, backend: Backend, bindings: tuple, ndim: int, unmasked: bool) -> Any:
         from . import cache
 
-        backend = self.backend
         kernel = self.kernel
         # The target is in the key: a backend subclass may render another dialect
         # on the same device (and so share cache_key) as its parent.

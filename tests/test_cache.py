@@ -29,6 +29,15 @@ def cache_dir(tmp_path, monkeypatch):
     return d
 
 
+@pytest.fixture
+def opencl_cpu(monkeypatch):
+    """CPU() runs every kernel on its OpenCL device (PoCL), whose binaries are cached.
+
+    The native path's shared objects have tests of their own in test_native.py.
+    """
+    monkeypatch.setenv("PORTAKERN_CPU", "opencl")
+
+
 def _unique_saxpy() -> str:
     # A comment does not change the program, but it changes the source and so the
     # keys: every test starts cold, whatever earlier tests or processes cached.
@@ -175,7 +184,7 @@ def test_disabled_cache_writes_nothing(cache_dir, monkeypatch, value):
 
 # -- kernels through the cache --------------------------------------------------------------
 
-def test_kernel_fills_the_cache_and_a_new_kernel_hits_it(cache_dir):
+def test_kernel_fills_the_cache_and_a_new_kernel_hits_it(cache_dir, opencl_cpu):
     src = _unique_saxpy()
     y, x = np.ones(1000, np.float32), np.arange(1000, dtype=np.float32)
     pk.kernel(src)(y, x, np.float32(2), ndrange=y.shape)
@@ -188,7 +197,7 @@ def test_kernel_fills_the_cache_and_a_new_kernel_hits_it(cache_dir):
     np.testing.assert_array_equal(y, 4 * x + 1)
 
 
-def test_stale_binary_is_rebuilt(cache_dir):
+def test_stale_binary_is_rebuilt(cache_dir, opencl_cpu):
     src = _unique_saxpy()
     y, x = np.ones(1000, np.float32), np.arange(1000, dtype=np.float32)
     pk.kernel(src)(y, x, np.float32(2), ndrange=y.shape)
@@ -211,7 +220,7 @@ def test_undecodable_render_entry_is_rerendered(cache_dir):
     np.testing.assert_array_equal(y, 4 * x + 1)
 
 
-def test_threads_compile_one_kernel_at_once(cache_dir):
+def test_threads_compile_one_kernel_at_once(cache_dir, opencl_cpu):
     k = pk.kernel(_unique_saxpy())
     n = 8
     barrier = threading.Barrier(n)
@@ -264,7 +273,7 @@ def _children(n: int, src_file, env) -> list[dict]:
     return out
 
 
-def test_two_processes_compile_one_kernel_at_once(cache_dir, tmp_path):
+def test_two_processes_compile_one_kernel_at_once(cache_dir, opencl_cpu, tmp_path):
     src_file = tmp_path / "saxpy.pk"
     src_file.write_text(_unique_saxpy())
     env = dict(os.environ, PORTAKERN_CACHE_DIR=str(cache_dir),

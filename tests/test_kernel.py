@@ -385,8 +385,11 @@ def test_no_arrays_runs_on_the_default_backend():
 
 
 def test_float64_scalar_on_device_without_it(saxpy, monkeypatch):
-    backend = pk.CPU()
-    monkeypatch.setattr(type(backend), "supports", lambda self, feature: feature != "float64")
+    from portakern.backends.native import NativeCPU
+
+    # Both of CPU()'s paths: the native one (elementwise kernels) and OpenCL.
+    for cls in (pk.CPU, NativeCPU):
+        monkeypatch.setattr(cls, "supports", lambda self, feature: feature != "float64")
     y, x = np.zeros(4), np.ones(4)
     with rejected(KernelTypeError, "argument 0 'y'", "float64", arrays=[y, x]):
         saxpy(y, x, 1.0, ndrange=4)

@@ -216,7 +216,8 @@ COMPILE_ERROR = """\
 """
 
 
-def test_opencl_compile_error_names_user_line(tmp_path):
+def test_opencl_compile_error_names_user_line(tmp_path, monkeypatch):
+    monkeypatch.setenv("PORTAKERN_CPU", "opencl")  # the native path: test_native.py
     path = tmp_path / "bad.pk"
     path.write_text(COMPILE_ERROR)
     k = pk.kernel.from_file(path)

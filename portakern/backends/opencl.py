@@ -27,6 +27,7 @@ from .base import ArrayInfo, Availability, Backend, pow2_groups
 __all__ = ["OpenCL", "CPU", "cpu_install_hint"]
 
 _LOCK = threading.Lock()
+_START_LOCK = threading.Lock()
 # queue pointer -> OpenCL backend (see OpenCL.for_array). Weak: a backend nobody uses
 # any more lets its queue and context go.
 _BY_QUEUE: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
@@ -241,8 +242,8 @@ class OpenCL(Backend):
         has no per-item condition; the implicit bounds mask is one, and costs 2-4x
         on elementwise kernels (docs/performance.md). On GPUs the mask is free.
         """
-        cl = sys.modules["pyopencl"]
-        return bool(self.device.type & cl.device_type.CPU)
+        device_type = self.device.type  # starts CPU()'s OpenCL device, importing PyOpenCL
+        return bool(device_type & sys.modules["pyopencl"].device_type.CPU)
 
     def default_workgroupsize(self, ndrange: tuple[int, ...], compiled: Any) -> tuple[int, ...]:
         """On a CPU device, a shape that tiles the ndrange exactly where one exists.
@@ -373,9 +374,20 @@ class CPU(OpenCL):
     _shared: ClassVar[dict[str, Any]] = {}
 
     def __init__(self) -> None:
+        # The OpenCL device starts on first use (~100 ms): kernels that the native
+        # path runs never need it.
+        pass
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in _CPU_STATE:
+            raise AttributeError(f"'CPU' object has no attribute {name!r}")
+        self._start()
+        return object.__getattribute__(self, name)
+
+    def _start(self) -> None:
         state = CPU._shared.get("state")
         if state is None:
-            with _LOCK:
+            with _START_LOCK:  # not _LOCK: compile() holds that one when it gets here
                 state = CPU._shared.get("state") or _cpu_state()
                 CPU._shared["state"] = state
         self.queue = state["queue"]
@@ -387,8 +399,36 @@ class CPU(OpenCL):
         self._extensions = self.device.extensions
         self._map_after = state["map_after"]
 
+    def executor(self, kernel: Any) -> Backend:
+        """The backend that runs ``kernel`` for ``CPU()``: the native path or PoCL.
+
+        The native path (:mod:`portakern.backends.native`) runs a kernel unless it
+        uses ``@synchronize`` or ``@localmem`` (whose work-items must run in lock
+        step), no C++ compiler with OpenMP is found, or ``PORTAKERN_CPU=opencl``.
+        ``PORTAKERN_CPU=native`` makes a missing compiler an error instead. A
+        subclass (a plugin's backend, with arrays of its own) keeps the OpenCL path
+        it was written for.
+        """
+        if type(self) is not CPU:
+            return self
+        native = _native_backend()
+        if native is None:
+            return self
+        kdef = kernel._parse("c")[1]
+        if any(t.kind == "at" and t.text in _LOCKSTEP for t in kdef.body):
+            return self
+        return native
+
     @classmethod
     def available(cls) -> Availability:
+        """Available when the native path or a CPU OpenCL device is."""
+        if _native_backend() is not None:
+            return Availability(True)
+        return cls.opencl_available()
+
+    @classmethod
+    def opencl_available(cls) -> Availability:
+        """Whether the OpenCL path (kernels with barriers) has a CPU device."""
         try:
             cl = _import_cl()
             _find_cpu_device(cl)
@@ -451,6 +491,43 @@ class CPU(OpenCL):
 
     def to_host(self, array: np.ndarray) -> np.ndarray:
         return np.array(array, copy=True)
+
+
+_CPU_STATE = frozenset({"queue", "context", "device", "_programs", "_max_wg", "_max_items",
+                        "_extensions", "_map_after"})
+_LOCKSTEP = frozenset({"@synchronize", "@localmem"})
+_NATIVE: list[Any] = []
+
+
+def cpu_mode() -> str:
+    """``PORTAKERN_CPU``: ``auto`` (the default), ``native`` or ``opencl``."""
+    mode = os.environ.get("PORTAKERN_CPU", "auto").strip().lower() or "auto"
+    if mode not in ("auto", "native", "opencl"):
+        raise BackendUnavailableError(
+            f"PORTAKERN_CPU={mode!r} is not a CPU path; use 'auto' (native where a C++ "
+            f"compiler is found, else OpenCL), 'native' or 'opencl'")
+    return mode
+
+
+def _native_backend() -> Any:
+    """The native path's backend, or None when CPU() runs everything on OpenCL."""
+    mode = cpu_mode()
+    if mode == "opencl":
+        return None
+    if not _NATIVE:
+        from .native import NativeCPU
+
+        with _LOCK:
+            if not _NATIVE:
+                _NATIVE.append(NativeCPU() if NativeCPU.available() else None)
+    native = _NATIVE[0]
+    if native is None and mode == "native":
+        from .native import NativeCPU
+
+        raise BackendUnavailableError(
+            f"PORTAKERN_CPU=native, but {NativeCPU.available().reason}; unset PORTAKERN_CPU "
+            f"to run on the CPU OpenCL device instead")
+    return native
 
 
 def _host_buffers(cl: Any, context: Any, args: list, compiled: _Compiled) -> tuple:

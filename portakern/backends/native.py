@@ -1,0 +1,448 @@
+"""``CPU()``'s native path: kernels compiled to C++ with OpenMP by the system compiler.
+
+PoCL runs a kernel's work-items in vectorised loops, but calls the C library's
+scalar math per work-item, so a kernel calling ``sin`` or ``exp`` ran 6-17x
+slower than NumPy's SIMD loops (docs/performance.md). This path renders the
+kernel for the ``c`` target (``templates/c/``): the kernel body becomes an inline
+function of one work-item, called from ``pk_launch``, which runs the workgroups
+in parallel (``#pragma omp parallel for``) and each group's work-items in a SIMD
+loop (``#pragma omp simd``). The math functions are declared with their vector
+variants (glibc's libmvec) where a probe found them, so those loops vectorise too.
+
+The work-item loops are clipped to the ndrange, so the kernel is rendered without
+its bounds mask (a kernel with ``unsafe_indices`` runs every item of its groups,
+as on a GPU). Kernels with ``@synchronize`` or ``@localmem`` need the items of a
+group to run in lock step: :meth:`portakern.backends.opencl.CPU.executor` sends
+them to PoCL instead.
+
+The compiler is ``$CXX`` or the first of ``g++``, ``clang++``, ``c++`` found on
+``PATH`` that builds a probe with ``-fopenmp``. Shared objects are kept in the disk
+cache (keyed by the source, the compiler, its flags and the host CPU, since they
+are built with ``-march=native``).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import weakref
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..errors import BackendUnavailableError, CompilationError
+from .base import ArrayInfo, Availability, Backend
+
+__all__ = ["NativeCPU", "native_toolchain"]
+
+_FLAGS = ("-O3", "-march=native", "-std=c++17", "-fPIC", "-shared", "-fopenmp",
+          "-fno-math-errno", "-fno-strict-aliasing", "-fvisibility=hidden")
+_LOCK = threading.Lock()
+_BUILD_LOCKS: dict[str, threading.Lock] = {}
+
+#: The most work-items a workgroup may hold (PoCL's limit, so a launch that works
+#: on one CPU path works on the other).
+MAX_WORKGROUP = 4096
+#: Default workgroup extent along the fastest axis: a unit of parallel work.
+_CHUNK = 1024
+
+
+class Toolchain:
+    """The compiler the native path uses, and what a probe found it can do."""
+
+    def __init__(self, compiler: str, simd_math: bool, float16: bool, identity: str) -> None:
+        self.compiler = compiler
+        self.simd_math = simd_math
+        self.float16 = float16
+        #: What a shared object depends on besides its source (cache key).
+        self.identity = identity
+
+    def flags(self) -> list[str]:
+        out = list(_FLAGS)
+        if self.simd_math:
+            out.append("-DPK_SIMD_MATH")
+        return out
+
+    def libs(self) -> list[str]:
+        return ["-lmvec", "-lm"] if self.simd_math else ["-lm"]
+
+    def __repr__(self) -> str:
+        return (f"<Toolchain {self.compiler} simd_math={self.simd_math} "
+                f"float16={self.float16}>")
+
+
+_TOOLCHAIN: list[Toolchain | str] = []
+
+_PROBE = r"""
+#include <math.h>
+#if defined(PK_SIMD_MATH)
+extern "C" {
+#pragma omp declare simd notinbranch
+float sinf(float);
+#pragma omp declare simd notinbranch
+double exp(double);
+#pragma omp declare simd notinbranch
+float powf(float, float);
+}
+#endif
+#if defined(PK_HALF)
+extern "C" _Float16 pk_half(_Float16 a) { return a + (_Float16)1; }
+#endif
+extern "C" __attribute__((visibility("default"))) int pk_probe(float* y, double* z, int n) {
+    int t = 0;
+#pragma omp parallel for reduction(+:t)
+    for (int g = 0; g < 4; ++g) t += 1;
+#pragma omp simd
+    for (int i = 0; i < n; ++i) { y[i] = sinf(y[i]) + powf(y[i], 2.0f); z[i] = exp(z[i]); }
+    return t;
+}
+"""
+
+
+def _cpu_identity() -> str:
+    """The host CPU as -march=native sees it: model and feature flags."""
+    parts = [platform.machine(), platform.processor()]
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.startswith(("model name", "flags", "Features", "CPU part")):
+                    parts.append(line.strip())
+                elif not line.strip():
+                    break  # the first processor's block is enough
+    except OSError:
+        pass
+    return "\n".join(parts)
+
+
+def _candidates() -> list[str]:
+    env = os.environ.get("CXX", "").strip()
+    names = [env] if env else []
+    names += ["g++", "clang++", "c++"]
+    found = []
+    for n in names:
+        path = shutil.which(n)
+        if path and path not in found:
+            found.append(path)
+    return found
+
+
+def _compiler_identity(path: str) -> str:
+    try:
+        st = os.stat(path)
+        real = os.path.realpath(path)
+        st_real = os.stat(real)
+    except OSError:
+        return path
+    return f"{path} {real} {st.st_size} {st_real.st_size} {int(st_real.st_mtime)}"
+
+
+def _probe(compiler: str, defines: list[str], libs: list[str]) -> bool:
+    with tempfile.TemporaryDirectory(prefix="portakern-probe-") as tmp:
+        src = Path(tmp) / "probe.cpp"
+        out = Path(tmp) / "probe.so"
+        src.write_text(_PROBE, encoding="utf-8")
+        cmd = [compiler, *_FLAGS, *defines, str(src), "-o", str(out), *libs]
+        try:
+            done = subprocess.run(cmd, capture_output=True, timeout=120, check=False)
+        except (OSError, subprocess.SubprocessError):
+            return False
+        if done.returncode != 0:
+            return False
+        try:
+            lib = ctypes.CDLL(str(out))
+            y = np.linspace(0, 1, 16, dtype=np.float32)
+            z = np.zeros(16)
+            got = lib.pk_probe(y.ctypes.data_as(ctypes.c_void_p),
+                               z.ctypes.data_as(ctypes.c_void_p), ctypes.c_int(16))
+        except OSError:
+            return False
+        return got == 4 and bool(np.allclose(z, 1.0))
+
+
+def native_toolchain() -> Toolchain | str:
+    """The toolchain, or a string saying why there is none (probed once, cached on disk)."""
+    if _TOOLCHAIN:
+        return _TOOLCHAIN[0]
+    with _LOCK:
+        if not _TOOLCHAIN:
+            _TOOLCHAIN.append(_find_toolchain())
+    return _TOOLCHAIN[0]
+
+
+def _find_toolchain() -> Toolchain | str:
+    from .. import cache
+
+    candidates = _candidates()
+    if not candidates:
+        return ("no C++ compiler found (set CXX, or install g++: "
+                "'apt-get install g++' / 'xcode-select --install')")
+    store = cache.default_cache()
+    cpu = _cpu_identity()
+    for compiler in candidates:
+        ident = _compiler_identity(compiler)
+        key = cache.make_key("native-probe", ident, _FLAGS, cpu, sys.platform)
+        known = store.get("native-probe", key)
+        if known is None:
+            if not _probe(compiler, [], ["-lm"]):
+                store.put("native-probe", key, b"none")
+                continue
+            simd = _probe(compiler, ["-DPK_SIMD_MATH"], ["-lmvec", "-lm"])
+            half = _probe(compiler, ["-DPK_HALF"], ["-lm"])
+            known = b"ok" + (b" simd" if simd else b"") + (b" half" if half else b"")
+            store.put("native-probe", key, known)
+        if known == b"none":
+            continue
+        words = known.split()
+        return Toolchain(compiler, b"simd" in words, b"half" in words,
+                         f"{ident}\n{cpu}\n{sys.platform}")
+    return (f"no C++ compiler here builds with OpenMP (tried {', '.join(candidates)}); "
+            "install g++ (with libgomp), or set CXX")
+
+
+class _Compiled:
+    """A loaded shared object's ``pk_launch``, with the last launch's argument block."""
+
+    __slots__ = ("fn", "lib", "source", "nparams", "scalars", "last", "geoms", "path",
+                 "__weakref__")
+
+    def __init__(self, lib: Any, rendered: Any, path: str) -> None:
+        from ..types import TYPE_DTYPES
+
+        self.lib = lib
+        self.fn = lib.pk_launch
+        self.fn.restype = None
+        self.fn.argtypes = None
+        self.source = rendered.source
+        self.path = path
+        bindings = dict(rendered.bindings)
+        self.nparams = len(rendered.params)
+        self.scalars = [None if p.pointer else TYPE_DTYPES[bindings.get(p.type, p.type)]
+                        for p in rendered.params]
+        self.last: tuple | None = None
+        self.geoms: dict[tuple, Any] = {}
+
+
+def _build(toolchain: Toolchain, rendered: Any) -> _Compiled:
+    from .. import cache
+
+    flags = toolchain.flags()
+    key = cache.make_key("native", rendered.source, tuple(flags), tuple(toolchain.libs()),
+                         toolchain.identity)
+    store = cache.default_cache()
+    folder = store.folder("native")
+    target = folder / key[:2] / f"{key}.so" if folder is not None else None
+    if target is not None and target.is_file():
+        try:
+            return _Compiled(ctypes.CDLL(str(target)), rendered, str(target))
+        except OSError:
+            pass  # torn or from another machine: rebuild below, which replaces it
+    with _LOCK:
+        lock = _BUILD_LOCKS.setdefault(key, threading.Lock())
+    with lock:
+        if target is not None and target.is_file():
+            try:
+                return _Compiled(ctypes.CDLL(str(target)), rendered, str(target))
+            except OSError:
+                pass
+        with tempfile.TemporaryDirectory(prefix="portakern-") as tmp:
+            src = Path(tmp) / f"{rendered.name}.cpp"
+            src.write_text(rendered.source, encoding="utf-8")
+            built = Path(tmp) / f"{key}.so"
+            cmd = [toolchain.compiler, *flags, str(src), "-o", str(built), *toolchain.libs()]
+            done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+            if done.returncode != 0:
+                raise _compile_error(rendered, done.stderr or done.stdout)
+            if target is not None:
+                try:
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    fd, tmp_target = tempfile.mkstemp(prefix=".tmp-", suffix=".so",
+                                                      dir=target.parent)
+                    os.close(fd)
+                    shutil.copyfile(built, tmp_target)
+                    os.replace(tmp_target, target)
+                    return _Compiled(ctypes.CDLL(str(target)), rendered, str(target))
+                except OSError:
+                    pass  # an unwritable cache: load the build from the temporary folder
+            # Loaded before the folder goes: the mapping outlives the file.
+            return _Compiled(ctypes.CDLL(str(built)), rendered, str(built))
+
+
+def _compile_error(rendered: Any, log: str) -> CompilationError:
+    from ..checks.diagnostics import format_diagnostics, parse_diagnostics
+
+    diags = [d for d in parse_diagnostics(log) if d.filename == rendered.filename]
+    msg = format_diagnostics(diags, rendered.sources()) if diags else log
+    return CompilationError(
+        f"C++ compilation of kernel {rendered.name!r} (CPU, native path) failed:\n{msg}",
+        log=log, source=rendered.source, target="c")
+
+
+class NativeCPU(Backend):
+    """NumPy arrays, run by C++ compiled for this CPU; used by ``CPU()``, not directly.
+
+    It reports itself as ``CPU()``: it is the same backend to the user, and
+    ``CPU().executor(kernel)`` decides per kernel which path runs it.
+    """
+
+    name: ClassVar[str] = "CPU"
+    target: ClassVar[str] = "c"
+    synchronous: ClassVar[bool] = True
+    #: The work-item loops stop at the ndrange: no bounds mask, any workgroup shape.
+    clips_ndrange: ClassVar[bool] = True
+    for_array = classmethod(Backend.for_array.__func__)  # type: ignore[assignment]
+
+    def __init__(self) -> None:
+        toolchain = native_toolchain()
+        if isinstance(toolchain, str):
+            raise BackendUnavailableError(f"CPU native path unavailable: {toolchain}")
+        self.toolchain = toolchain
+        self._programs: dict[str, _Compiled] = {}
+
+    @classmethod
+    def available(cls) -> Availability:
+        toolchain = native_toolchain()
+        if isinstance(toolchain, str):
+            return Availability(False, toolchain)
+        return Availability(True)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is NativeCPU
+
+    def __hash__(self) -> int:
+        return hash(NativeCPU)
+
+    def __repr__(self) -> str:
+        return "CPU()"
+
+    @property
+    def cache_key(self) -> Any:
+        return ("native", self.toolchain.identity)
+
+    def compile(self, rendered: Any) -> _Compiled:
+        hit = self._programs.get(rendered.source)
+        if hit is None:
+            hit = self._programs[rendered.source] = _build(self.toolchain, rendered)
+        return hit
+
+    def max_workgroup_size(self, compiled: Any) -> int:
+        return MAX_WORKGROUP
+
+    def max_workitem_sizes(self) -> tuple[int, ...]:
+        return (MAX_WORKGROUP,) * 3
+
+    def supports(self, feature: str) -> bool:
+        if feature == "float16":
+            return self.toolchain.float16
+        return True
+
+    def default_workgroupsize(self, ndrange: tuple[int, ...], compiled: Any) -> tuple[int, ...]:
+        """Rows of up to 1024 items along the fastest axis, one along the others.
+
+        The items of a group run one after another in a SIMD loop; the groups are
+        the unit the OpenMP threads share, so a group is a chunk of work, not a
+        hardware shape. The loops stop at the ndrange, so no shape needs to tile it.
+        """
+        if not ndrange:
+            return ()
+        last = max(1, min(ndrange[-1], _CHUNK))
+        return (1,) * (len(ndrange) - 1) + (last,)
+
+    def launch(self, compiled: Any, args: list, global_size: tuple[int, ...],
+               local_size: tuple[int, ...]) -> None:
+        n = compiled.nparams
+        last = compiled.last
+        if last is None or not _same_args(last, args, n):
+            last = compiled.last = _argument_block(compiled, args)
+        key = (global_size, local_size, *args[n:])
+        geom = compiled.geoms.get(key)
+        if geom is None:
+            geom = _geometry(args[n:], global_size, local_size)
+            if len(compiled.geoms) > 64:
+                compiled.geoms.clear()
+            compiled.geoms[key] = geom
+        compiled.fn(last[1], geom)
+
+    def array_info(self, array: Any) -> ArrayInfo | None:
+        if type(array) is not np.ndarray and not isinstance(array, np.ndarray):
+            return None
+        flags = array.flags
+        return ArrayInfo(array.dtype, array.shape, flags.c_contiguous, flags.writeable, array)
+
+    def synchronize(self) -> None:
+        pass  # every launch has finished when it returns
+
+    def allocate(self, shape: Any, dtype: Any) -> np.ndarray:
+        return np.empty(shape, dtype)
+
+    def zeros(self, shape: Any, dtype: Any) -> np.ndarray:
+        return np.zeros(shape, dtype)
+
+    def to_device(self, array: np.ndarray) -> np.ndarray:
+        return np.array(array, order="C", copy=True)
+
+    def to_host(self, array: np.ndarray) -> np.ndarray:
+        return np.array(array, copy=True)
+
+
+def _geometry(sizes: list, global_size: tuple[int, ...], local_size: tuple[int, ...]) -> Any:
+    """``pk_geom``: the ndrange, then per hardware axis group size, group count, extent."""
+    groups = [-(-g // w) for g, w in zip(global_size, local_size, strict=True)]
+    values = [int(s) for s in sizes] + list(local_size) + groups + list(global_size)
+    return (ctypes.c_longlong * len(values))(*values)
+
+
+def _argument_block(compiled: _Compiled, args: list) -> tuple:
+    """``pk_argv`` for ``args``, and the record :func:`_same_args` compares with.
+
+    Arrays are referenced weakly: when one dies, the record is dropped (so a new
+    array at the same address never meets a stale entry). Scalars are copied into
+    NumPy buffers the record keeps alive.
+    """
+    n = compiled.nparams
+    argv = (ctypes.c_void_p * max(n, 1))()
+    keys: list = []
+    keep: list = []
+    forget = functools.partial(_forget, weakref.ref(compiled))
+    for i in range(n):
+        a = args[i]
+        if isinstance(a, np.ndarray):
+            keys.append((weakref.ref(a, forget), a.shape, a.flags.writeable))
+            argv[i] = a.ctypes.data
+        else:
+            dtype = compiled.scalars[i]
+            buf = np.array(a, dtype=dtype)
+            keep.append(buf)
+            keys.append((None, a, buf.tobytes()))
+            argv[i] = buf.ctypes.data
+    return tuple(keys), argv, keep
+
+
+def _same_args(record: tuple, args: list, n: int) -> bool:
+    """True when ``args[:n]`` are the arrays and scalar values of the recorded launch."""
+    keys = record[0]
+    for i in range(n):
+        k = keys[i]
+        a = args[i]
+        ref = k[0]
+        if ref is None:
+            # Bytes, not ==: 0.0 == -0.0, and NaN != NaN.
+            if a is not k[1] and (type(a) is not type(k[1]) or (
+                    a.tobytes() if isinstance(a, np.generic) else a) != k[2]):
+                return False
+        elif ref() is not a or a.shape != k[1] or a.flags.writeable != k[2]:
+            return False
+    return True
+
+
+def _forget(compiled_ref: Any, _dead: Any) -> None:
+    compiled = compiled_ref()
+    if compiled is not None:
+        compiled.last = None

@@ -1,0 +1,328 @@
+"""CPU()'s native path: C++ with OpenMP from the system compiler, and how CPU() picks it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import uuid
+
+import numpy as np
+import pytest
+
+import portakern as pk
+from portakern import cache
+from portakern.backends import native
+from portakern.backends.native import NativeCPU
+from portakern.errors import BackendUnavailableError, CompilationError
+
+pytestmark = pytest.mark.skipif(
+    not NativeCPU.available(), reason=f"no native CPU path here: {NativeCPU.available().reason}")
+
+BARRIER = """
+@kernel void rev(float* y, const float* x) {
+    @localmem float t[64];
+    const long l = @index(Local, Linear);
+    t[l] = x[@index(Global, Linear)];
+    @synchronize();
+    y[@index(Global, Linear)] = t[63 - l];
+}
+"""
+
+
+def _unique_saxpy() -> str:
+    return (f"// {uuid.uuid4().hex}\n@kernel void saxpy(T* y, const T* x, T a) {{\n"
+            f"    const long i = @index(Global, Linear);\n    y[i] = a * x[i] + y[i];\n}}\n")
+
+
+def _runner(kernel, *args, ndrange, workgroupsize=None):
+    launcher = kernel(pk.CPU(), workgroupsize)
+    launcher(*args, ndrange=ndrange)
+    return launcher._runner
+
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch):
+    d = tmp_path / "pkcache"
+    monkeypatch.setenv("PORTAKERN_CACHE_DIR", str(d))
+    monkeypatch.delenv("PORTAKERN_CACHE", raising=False)
+    monkeypatch.delenv("PORTAKERN_CPU", raising=False)
+    return d
+
+
+def _objects(d) -> list:
+    return sorted(p for p in (d / f"v{cache.FORMAT}" / "native").rglob("*.so")
+                  if not p.name.startswith(".tmp-"))
+
+
+# -- which path runs a kernel ------------------------------------------------------------
+
+def test_elementwise_kernel_runs_native_and_barrier_kernel_on_opencl(monkeypatch):
+    monkeypatch.delenv("PORTAKERN_CPU", raising=False)
+    y, x = np.ones(100, np.float32), np.arange(100, dtype=np.float32)
+    assert isinstance(_runner(pk.kernel(_unique_saxpy()), y, x, np.float32(2), ndrange=100),
+                      NativeCPU)
+    np.testing.assert_array_equal(y, 2 * x + 1)
+    x = np.arange(128, dtype=np.float32)
+    y = np.zeros(128, np.float32)
+    runner = _runner(pk.kernel(BARRIER), y, x, ndrange=128, workgroupsize=64)
+    assert type(runner) is pk.CPU
+    np.testing.assert_array_equal(y, np.concatenate([x[63::-1], x[:63:-1]]))
+
+
+def test_portakern_cpu_opencl_sends_everything_to_opencl(monkeypatch):
+    monkeypatch.setenv("PORTAKERN_CPU", "opencl")
+    y, x = np.ones(10, np.float32), np.arange(10, dtype=np.float32)
+    assert type(_runner(pk.kernel(_unique_saxpy()), y, x, np.float32(2), ndrange=10)) is pk.CPU
+    np.testing.assert_array_equal(y, 2 * x + 1)
+
+
+def test_portakern_cpu_unknown_value_is_named(monkeypatch):
+    monkeypatch.setenv("PORTAKERN_CPU", "gpu")
+    y, x = np.ones(10, np.float32), np.arange(10, dtype=np.float32)
+    with pytest.raises(BackendUnavailableError, match="PORTAKERN_CPU='gpu'.*'native'"):
+        pk.kernel(_unique_saxpy())(y, x, np.float32(2), ndrange=10)
+    np.testing.assert_array_equal(y, 1)
+
+
+def test_no_compiler_falls_back_to_opencl_or_fails_when_native_is_asked(monkeypatch):
+    from portakern.backends import opencl
+
+    monkeypatch.setattr(native, "_TOOLCHAIN", ["no C++ compiler found (set CXX)"])
+    monkeypatch.setattr(opencl, "_NATIVE", [])
+    monkeypatch.delenv("PORTAKERN_CPU", raising=False)
+    y, x = np.ones(10, np.float32), np.arange(10, dtype=np.float32)
+    assert type(_runner(pk.kernel(_unique_saxpy()), y, x, np.float32(2), ndrange=10)) is pk.CPU
+    np.testing.assert_array_equal(y, 2 * x + 1)
+    monkeypatch.setenv("PORTAKERN_CPU", "native")
+    with pytest.raises(BackendUnavailableError, match="no C\\+\\+ compiler found.*unset"):
+        pk.kernel(_unique_saxpy())(y, x, np.float32(2), ndrange=10)
+    np.testing.assert_array_equal(y, 2 * x + 1)
+
+
+def test_cxx_that_is_not_a_compiler_is_skipped(monkeypatch, tmp_path):
+    fake = tmp_path / "fakecxx"
+    fake.write_text("#!/bin/sh\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("CXX", str(fake))
+    monkeypatch.setenv("PORTAKERN_CACHE_DIR", str(tmp_path / "c"))
+    found = native._find_toolchain()
+    assert not isinstance(found, str) and found.compiler != str(fake)
+
+
+# -- semantics ----------------------------------------------------------------------------
+
+def test_work_items_stop_at_the_ndrange_unless_unsafe_indices():
+    src = """
+    @kernel{{ "(unsafe_indices)" if UNSAFE }} void mark(int* y, int* groups) {
+        const long i = @index(Global, Linear);
+        if (i < 12) { y[i] = 1; }
+        if (@index(Local, Linear) == 0) { groups[@index(Group, Linear)] = (int)@groupsize(); }
+    }
+    """
+    for unsafe, expected in ((False, [1] * 10 + [0, 0]), (True, [1] * 12)):
+        y, groups = np.zeros(12, np.int32), np.zeros(3, np.int32)
+        pk.kernel(src, UNSAFE=unsafe)(y, groups, ndrange=10, workgroupsize=4)
+        np.testing.assert_array_equal(y, expected)
+        np.testing.assert_array_equal(groups, [4, 4, 4])
+
+
+def test_indices_in_3d_with_partial_groups():
+    src = """
+    @kernel void ids(long* out) {
+        auto [i, j, k] = @index(Global, NTuple);
+        auto [li, lj, lk] = @index(Local, NTuple);
+        auto [gi, gj, gk] = @index(Group, NTuple);
+        const long n = @index(Global, Linear);
+        out[4 * n + 0] = i * 10000 + j * 100 + k;
+        out[4 * n + 1] = li * 10000 + lj * 100 + lk;
+        out[4 * n + 2] = gi * 10000 + gj * 100 + gk;
+        out[4 * n + 3] = @ndrange(0) * 10000 + @ndrange(1) * 100 + @ndrange(2);
+    }
+    """
+    shape, wg = (3, 5, 7), (2, 2, 4)
+    out = np.full(4 * 105, -1, np.int64)
+    pk.kernel(src)(out, ndrange=shape, workgroupsize=wg)
+    i, j, k = np.indices(shape).reshape(3, -1)
+    got = out.reshape(-1, 4)
+    np.testing.assert_array_equal(got[:, 0], i * 10000 + j * 100 + k)
+    np.testing.assert_array_equal(got[:, 1], (i % 2) * 10000 + (j % 2) * 100 + k % 4)
+    np.testing.assert_array_equal(got[:, 2], (i // 2) * 10000 + (j // 2) * 100 + k // 4)
+    np.testing.assert_array_equal(got[:, 3], 30507)
+
+
+def test_vector_math_agrees_with_numpy():
+    # sin, exp and pow take libmvec's vector variants here: within a few ulp of NumPy.
+    src = """
+    @kernel void f(T* s, T* e, T* p, const T* x) {
+        const long i = @index(Global, Linear);
+        s[i] = sin(x[i]);
+        e[i] = exp(x[i] / (T)100);
+        p[i] = pow(fabs(x[i]), (T)0.5);
+    }
+    """
+    for dtype, rtol in ((np.float32, 2e-6), (np.float64, 1e-14)):
+        x = np.random.default_rng(1).uniform(-2000, 2000, 100_003).astype(dtype)
+        s, e, p = (np.empty_like(x) for _ in range(3))
+        pk.kernel(src)(s, e, p, x, ndrange=x.shape)
+        np.testing.assert_allclose(s, np.sin(x), rtol=rtol, atol=4 * np.finfo(dtype).eps)
+        np.testing.assert_allclose(e, np.exp(x / dtype(100)), rtol=rtol)
+        np.testing.assert_allclose(p, np.sqrt(np.abs(x)), rtol=rtol)
+
+
+def test_atomics_from_many_threads():
+    src = """
+    @kernel void count(uint* bins, float* total, long* lo, const uint8_t* data) {
+        const long i = @index(Global, Linear);
+        @atomic_add(&bins[data[i] % 16], 1u);
+        @atomic_add(&total[0], 1.0f);
+        @atomic_min(&lo[0], (long)data[i] - 7);
+    }
+    """
+    data = np.random.default_rng(2).integers(0, 256, 200_000).astype(np.uint8)
+    bins, total, lo = np.zeros(16, np.uint32), np.zeros(1, np.float32), np.zeros(1, np.int64)
+    pk.kernel(src)(bins, total, lo, data, ndrange=data.shape, workgroupsize=64)
+    np.testing.assert_array_equal(bins, np.bincount(data % 16, minlength=16))
+    assert total[0] == data.size  # exact: every partial sum is an integer below 2**24
+    assert lo[0] == min(0, int(data.min()) - 7)
+
+
+def test_compile_error_names_the_users_line(tmp_path):
+    path = tmp_path / "bad.pk"
+    path.write_text("@kernel void f(float* y) {\n    const long i = @index(Global, Linear);\n"
+                    "    y[i] = undefined_thing;\n}\n")
+    y = np.zeros(4, np.float32)
+    with pytest.raises(CompilationError) as info:
+        pk.kernel.from_file(path)(y, ndrange=4)
+    err = info.value
+    assert f"{path}:3" in str(err) and "y[i] = undefined_thing;" in str(err)
+    assert err.target == "c" and "pk_launch" in err.source
+    np.testing.assert_array_equal(y, 0)
+
+
+def test_render_for_the_c_target_shows_the_launch_loop():
+    src = pk.kernel(_unique_saxpy()).render("c", T="float")
+    assert 'extern "C"' in src and "#pragma omp parallel for" in src
+    assert "#pragma omp simd" in src and "float* y" in src
+
+
+# -- the disk cache ---------------------------------------------------------------------
+
+def test_shared_object_is_cached_and_reloaded(cache_dir, monkeypatch):
+    src = _unique_saxpy()
+    y, x = np.ones(1000, np.float32), np.arange(1000, dtype=np.float32)
+    pk.kernel(src)(y, x, np.float32(2), ndrange=y.shape)
+    (so,) = _objects(cache_dir)
+    mtime = so.stat().st_mtime_ns
+    # A new backend and kernel (a new process, as far as memory goes) must not compile.
+    monkeypatch.setattr(native.subprocess, "run", lambda *a, **k: pytest.fail("compiled"))
+    NativeCPU()._programs.clear()
+    fresh = NativeCPU()
+    launcher = pk.kernel(src)(pk.CPU())
+    launcher._runner = fresh
+    launcher(y, x, np.float32(2), ndrange=y.shape)
+    np.testing.assert_array_equal(y, 4 * x + 1)
+    assert so.stat().st_mtime_ns == mtime
+
+
+def test_corrupt_shared_object_is_rebuilt(cache_dir, tmp_path):
+    # In other processes: a loaded shared object is never rewritten in place (entries
+    # are replaced), and this process would reuse its loaded copy by path.
+    src_file = tmp_path / "saxpy.pk"
+    src_file.write_text(_unique_saxpy())
+    env = dict(os.environ, PORTAKERN_CACHE_DIR=str(cache_dir))
+    env.pop("PORTAKERN_CPU", None)
+    assert _child(src_file, env) == {"ok": True, "native": True}
+    (so,) = _objects(cache_dir)
+    torn = so.with_name(".tmp-torn")
+    torn.write_bytes(so.read_bytes()[:200])
+    os.replace(torn, so)
+    assert _child(src_file, env) == {"ok": True, "native": True}
+    assert so.stat().st_size > 1000
+
+
+def test_cache_off_builds_in_a_temporary_folder(tmp_path, monkeypatch):
+    monkeypatch.setenv("PORTAKERN_CACHE_DIR", str(tmp_path / "c"))
+    monkeypatch.setenv("PORTAKERN_CACHE", "0")
+    y, x = np.ones(100, np.float32), np.arange(100, dtype=np.float32)
+    pk.kernel(_unique_saxpy())(y, x, np.float32(2), ndrange=y.shape)
+    np.testing.assert_array_equal(y, 2 * x + 1)
+    assert not (tmp_path / "c").exists()
+
+
+def test_threads_compile_one_kernel_at_once(cache_dir):
+    k = pk.kernel(_unique_saxpy())
+    n = 8
+    barrier = threading.Barrier(n)
+    errors: list[BaseException] = []
+    outs = [np.ones(4096, np.float32) for _ in range(n)]
+    x = np.arange(4096, dtype=np.float32)
+
+    def work(y: np.ndarray, a: float) -> None:
+        try:
+            barrier.wait()
+            for _ in range(5):
+                k(y, x, np.float32(a), ndrange=y.shape)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(y, i)) for i, y in enumerate(outs)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for i, y in enumerate(outs):
+        np.testing.assert_array_equal(y, 1 + 5 * i * x)
+    assert len(_objects(cache_dir)) == 1
+
+
+_CHILD = r"""
+import json, sys
+import numpy as np
+import portakern as pk
+src = open(sys.argv[1]).read()
+y, x = np.ones(5000, np.float32), np.arange(5000, dtype=np.float32)
+pk.kernel(src)(y, x, np.float32(3), ndrange=y.shape)
+print(json.dumps({"ok": bool(np.array_equal(y, 3 * x + 1)),
+                  "native": "pyopencl" not in sys.modules}))
+"""
+
+
+def _child(src_file, env) -> dict:
+    done = subprocess.run([sys.executable, "-c", _CHILD, str(src_file)], env=env,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_two_processes_compile_one_kernel_at_once(cache_dir, tmp_path):
+    src_file = tmp_path / "saxpy.pk"
+    src_file.write_text(_unique_saxpy())
+    env = dict(os.environ, PORTAKERN_CACHE_DIR=str(cache_dir))
+    env.pop("PORTAKERN_CPU", None)
+    procs = [subprocess.Popen([sys.executable, "-c", _CHILD, str(src_file)], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    for p in procs:
+        stdout, stderr = p.communicate(timeout=300)
+        assert p.returncode == 0, stderr
+        got = json.loads(stdout.strip().splitlines()[-1])
+        # The native path never starts the OpenCL runtime.
+        assert got == {"ok": True, "native": True}
+    assert len(_objects(cache_dir)) == 1
+
+
+def test_docs_cpu_example_runs(capsys):
+    import re
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parent.parent / "docs" / "cpu.md").read_text()
+    (block,) = re.findall(r"```python\n(.*?)```", page, flags=re.DOTALL)
+    scope: dict = {}
+    exec(compile(block, "docs/cpu.md", "exec"), scope)
+    assert "pk_launch" in capsys.readouterr().out
+    np.testing.assert_allclose(scope["y"], np.sin(3 * scope["x"]) * np.exp(-scope["x"]),
+                               atol=1e-6)
