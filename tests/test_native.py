@@ -326,3 +326,32 @@ def test_docs_cpu_example_runs(capsys):
     assert "pk_launch" in capsys.readouterr().out
     np.testing.assert_allclose(scope["y"], np.sin(3 * scope["x"]) * np.exp(-scope["x"]),
                                atol=1e-6)
+
+
+def _fork_child(q) -> None:  # module level: multiprocessing pickles it by name
+    z = np.zeros(1 << 16, np.float32)
+    pk.kernel("@kernel void inc(float* y) { y[@index(Global, Linear)] += 1.0f; }")(
+        z, ndrange=z.shape)
+    q.put(float(z.sum()))
+
+
+def test_a_forked_child_runs_native_kernels():
+    # GCC's OpenMP runtime hangs in a forked child unless its threads were released.
+    import multiprocessing
+
+    y = np.zeros(1 << 16, np.float32)
+    pk.kernel("@kernel void inc(float* y) { y[@index(Global, Linear)] += 1.0f; }")(
+        y, ndrange=y.shape)
+    ctx = multiprocessing.get_context("fork")
+    q = ctx.Queue()
+    p = ctx.Process(target=_fork_child, args=(q,))
+    p.start()
+    p.join(120)
+    alive = p.is_alive()
+    if alive:
+        p.kill()
+    assert not alive and p.exitcode == 0
+    assert q.get(timeout=10) == y.size
+    pk.kernel("@kernel void inc(float* y) { y[@index(Global, Linear)] += 1.0f; }")(
+        y, ndrange=y.shape)
+    np.testing.assert_array_equal(y, 2)

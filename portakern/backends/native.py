@@ -109,7 +109,7 @@ extern "C" __attribute__((visibility("default"))) int pk_probe(float* y, double*
 
 def _cpu_identity() -> str:
     """The host CPU as -march=native sees it: model and feature flags."""
-    parts = [platform.machine(), platform.processor()]
+    parts = [platform.machine()]
     try:
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
             for line in f:
@@ -216,6 +216,7 @@ class _Compiled:
     def __init__(self, lib: Any, rendered: Any, path: str) -> None:
         from ..types import TYPE_DTYPES
 
+        _pause_openmp_at_fork(lib)
         self.lib = lib
         self.fn = lib.pk_launch
         self.fn.restype = None
@@ -228,6 +229,34 @@ class _Compiled:
                         for p in rendered.params]
         self.last: tuple | None = None
         self.geoms: dict[tuple, Any] = {}
+
+
+_FORK_HOOK: list[Any] = []
+_OMP_PAUSE_HARD = 2
+
+
+def _pause_openmp_at_fork(lib: Any) -> None:
+    """Release OpenMP's threads before a fork, once per process.
+
+    GCC's libgomp does not survive a fork: a child of a process that has run a
+    parallel loop hangs in its first one (``multiprocessing``'s default on Linux).
+    ``omp_pause_resource_all(omp_pause_hard)`` (OpenMP 5.0) stops the thread pool
+    before the fork; the parent restarts it on its next launch (~0.1 ms).
+    """
+    if _FORK_HOOK or not hasattr(os, "register_at_fork"):
+        return
+    with _LOCK:
+        if _FORK_HOOK:
+            return
+        try:
+            pause = lib.omp_pause_resource_all  # found through the object's dependencies
+        except AttributeError:
+            _FORK_HOOK.append(None)  # an OpenMP runtime without it (LLVM's handles fork)
+            return
+        pause.restype = ctypes.c_int
+        pause.argtypes = [ctypes.c_int]
+        _FORK_HOOK.append(pause)
+        os.register_at_fork(before=lambda: pause(_OMP_PAUSE_HARD))
 
 
 def _build(toolchain: Toolchain, rendered: Any) -> _Compiled:
