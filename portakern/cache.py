@@ -189,7 +189,7 @@ class DiskCache:
                 # Another writer holds the same entry (Windows refuses to replace an
                 # open file); theirs is as good as ours.
                 return
-            self._fall_back(exc)
+            self.fall_back(exc)
             with self._lock:
                 self._memory[(kind, key)] = bytes(data)
 
@@ -205,7 +205,8 @@ class DiskCache:
             return None
         return self.directory / f"v{FORMAT}" / kind
 
-    def _fall_back(self, exc: OSError) -> None:
+    def fall_back(self, exc: OSError) -> None:
+        """Stop writing to the folder, with one :class:`CacheWarning` (after ``exc``)."""
         with self._lock:
             if not self._writable:
                 return

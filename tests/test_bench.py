@@ -270,7 +270,14 @@ def test_a_launch_keeps_no_array_alive():
 
 # -- ndranges past 2**31 work-items (64-bit indices) -------------------------------------------
 
-def test_3d_ndrange_beyond_int32():
+@pytest.fixture(params=["auto", "opencl"])
+def cpu_path(request, monkeypatch):
+    """Both of CPU()'s paths: native (the default for these kernels) and PoCL."""
+    monkeypatch.setenv("PORTAKERN_CPU", request.param)
+    return request.param
+
+
+def test_3d_ndrange_beyond_int32(cpu_path):
     k = pk.kernel("""@kernel void last_of_rows(long* out) {
         auto [i, j, k] = @index(Global, NTuple);
         if (j == @ndrange(1) - 1 && k == @ndrange(2) - 1) {
@@ -283,7 +290,7 @@ def test_3d_ndrange_beyond_int32():
 
 
 @pytest.mark.parametrize("n", [2**31 + 2**12, 2**31 + 5])  # exact fit, then a masked tail
-def test_1d_ndrange_beyond_int32(n):
+def test_1d_ndrange_beyond_int32(n, cpu_path):
     k = pk.kernel("""@kernel void tail(long* out, const long n) {
         const long i = @index(Global, Linear);
         if (i >= n - 4) {

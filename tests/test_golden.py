@@ -32,7 +32,7 @@ from portakern.types import type_name_of
 
 GOLDEN = Path(__file__).parent / "golden"
 REGEN = os.environ.get("PORTAKERN_REGEN_GOLDEN", "") not in ("", "0")
-EXTENSIONS = {"opencl": "cl", "cuda": "cu", "metal": "metal"}
+EXTENSIONS = {"opencl": "cl", "cuda": "cu", "metal": "metal", "c": "cpp"}
 TARGETS = tuple(EXTENSIONS)
 
 
@@ -258,8 +258,8 @@ def test_metal_renderings_check(case):
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_opencl_renderings_build(case):
-    if not pk.CPU.available():
-        pytest.skip(f"no CPU OpenCL device: {pk.CPU.available().reason}")
+    if not pk.CPU.opencl_available():
+        pytest.skip(f"no CPU OpenCL device: {pk.CPU.opencl_available().reason}")
     backend = pk.CPU()
     k = pk.Kernel(case.source, case.kernel, filename=case.filename, **case.constants)
     ndim = case.ndim if case.ndim is not None else None
@@ -272,3 +272,20 @@ def test_opencl_renderings_build(case):
     if "half" in rendered.source and not backend.supports("float16"):
         pytest.skip("the CPU device has no float16 (cl_khr_fp16)")
     backend.compile(rendered)
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_c_renderings_build(case):
+    from portakern.backends.native import NativeCPU
+    from portakern.lower import infer_ndim
+
+    if not NativeCPU.available():
+        pytest.skip(f"no native CPU path: {NativeCPU.available().reason}")
+    backend = NativeCPU()
+    k = pk.Kernel(case.source, case.kernel, filename=case.filename, **case.constants)
+    kdef = k._parse("c")[1]
+    if any(t.kind == "at" and t.text in ("@synchronize", "@localmem") for t in kdef.body):
+        pytest.skip("CPU() runs kernels with barriers on OpenCL, not through the c target")
+    ndim = infer_ndim(kdef) if case.ndim is None else case.ndim
+    compiled = backend.compile(k.rendered("c", case.bindings, ndim))
+    assert compiled.fn is not None

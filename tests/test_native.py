@@ -355,3 +355,25 @@ def test_a_forked_child_runs_native_kernels():
     pk.kernel("@kernel void inc(float* y) { y[@index(Global, Linear)] += 1.0f; }")(
         y, ndrange=y.shape)
     np.testing.assert_array_equal(y, 2)
+
+
+def test_unwritable_cache_folder_builds_in_a_temporary_one_with_one_warning(tmp_path,
+                                                                             monkeypatch):
+    import warnings
+
+    from portakern.cache import CacheWarning
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("the cache folder cannot be created under a file")
+    monkeypatch.setenv("PORTAKERN_CACHE_DIR", str(blocker / "cache"))
+    monkeypatch.delenv("PORTAKERN_CACHE", raising=False)
+    y, x = np.ones(100, np.float32), np.arange(100, dtype=np.float32)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for a in (2, 3):  # two kernels: still one warning
+            src = _unique_saxpy()
+            launcher = pk.kernel(src)(pk.CPU())
+            launcher._runner = NativeCPU()
+            launcher(y, x, np.float32(a), ndrange=y.shape)
+    np.testing.assert_array_equal(y, 1 + 5 * x)
+    assert [w.category for w in caught] == [CacheWarning]

@@ -53,6 +53,8 @@ _BUILD_LOCKS: dict[str, threading.Lock] = {}
 MAX_WORKGROUP = 4096
 #: Default workgroup extent along the fastest axis: a unit of parallel work.
 _CHUNK = 1024
+#: Seconds a compile may take before it is stopped (a hung compiler must not hang a launch).
+_COMPILE_TIMEOUT = 600
 
 
 class Toolchain:
@@ -145,7 +147,8 @@ def _compiler_identity(path: str) -> str:
 
 
 def _probe(compiler: str, defines: list[str], libs: list[str]) -> bool:
-    with tempfile.TemporaryDirectory(prefix="portakern-probe-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="portakern-probe-",
+                                     ignore_cleanup_errors=True) as tmp:
         src = Path(tmp) / "probe.cpp"
         out = Path(tmp) / "probe.so"
         src.write_text(_PROBE, encoding="utf-8")
@@ -281,15 +284,24 @@ def _build(toolchain: Toolchain, rendered: Any) -> _Compiled:
                 return _Compiled(ctypes.CDLL(str(target)), rendered, str(target))
             except OSError:
                 pass
-        with tempfile.TemporaryDirectory(prefix="portakern-") as tmp:
+        # ignore_cleanup_errors: where a loaded library cannot be deleted (Windows).
+        with tempfile.TemporaryDirectory(prefix="portakern-", ignore_cleanup_errors=True) as tmp:
             src = Path(tmp) / f"{rendered.name}.cpp"
             src.write_text(rendered.source, encoding="utf-8")
             built = Path(tmp) / f"{key}.so"
             cmd = [toolchain.compiler, *flags, str(src), "-o", str(built), *toolchain.libs()]
-            done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+            try:
+                done = subprocess.run(cmd, capture_output=True, text=True, check=False,
+                                      timeout=_COMPILE_TIMEOUT)
+            except subprocess.TimeoutExpired as exc:
+                raise CompilationError(
+                    f"C++ compilation of kernel {rendered.name!r} (CPU, native path) took "
+                    f"over {_COMPILE_TIMEOUT} s and was stopped: {' '.join(cmd)}",
+                    log="", source=rendered.source, target="c") from exc
             if done.returncode != 0:
                 raise _compile_error(rendered, done.stderr or done.stdout)
             if target is not None:
+                tmp_target = None
                 try:
                     target.parent.mkdir(parents=True, exist_ok=True)
                     fd, tmp_target = tempfile.mkstemp(prefix=".tmp-", suffix=".so",
@@ -297,9 +309,14 @@ def _build(toolchain: Toolchain, rendered: Any) -> _Compiled:
                     os.close(fd)
                     shutil.copyfile(built, tmp_target)
                     os.replace(tmp_target, target)
+                except OSError as exc:
+                    if tmp_target is not None:
+                        Path(tmp_target).unlink(missing_ok=True)
+                    # An unwritable cache: one warning, then builds stay in temporary
+                    # folders for the rest of the process.
+                    store.fall_back(exc)
+                else:
                     return _Compiled(ctypes.CDLL(str(target)), rendered, str(target))
-                except OSError:
-                    pass  # an unwritable cache: load the build from the temporary folder
             # Loaded before the folder goes: the mapping outlives the file.
             return _Compiled(ctypes.CDLL(str(built)), rendered, str(built))
 

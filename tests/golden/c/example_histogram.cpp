@@ -1,0 +1,134 @@
+/* portakern prelude: C++ for the host CPU */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+#include <type_traits>
+#if defined(_WIN32)
+#define PK_EXPORT __declspec(dllexport)
+#else
+#define PK_EXPORT __attribute__((visibility("default")))
+#endif
+#define PK_ALWAYS_INLINE __attribute__((always_inline))
+#if defined(PK_SIMD_MATH)
+extern "C" {
+}
+#endif
+template <typename A, typename B> static inline typename std::common_type<A, B>::type min(A a, B b) { return b < a ? b : a; }
+template <typename A, typename B> static inline typename std::common_type<A, B>::type max(A a, B b) { return a < b ? b : a; }
+template <typename T, typename L, typename H> static inline T clamp(T x, L lo, H hi) { return x < (T)lo ? (T)lo : ((T)hi < x ? (T)hi : x); }
+static inline float pk_fmin(float a, float b) { return __builtin_isnan(b) || a < b ? a : b; }
+static inline float pk_fmax(float a, float b) { return __builtin_isnan(b) || a > b ? a : b; }
+static inline double pk_fmin(double a, double b) { return __builtin_isnan(b) || a < b ? a : b; }
+static inline double pk_fmax(double a, double b) { return __builtin_isnan(b) || a > b ? a : b; }
+#define fmin pk_fmin
+#define fmax pk_fmax
+template <typename T> static inline T rsqrt(T x) { return (T)1 / sqrt(x); }
+template <typename T> static inline T mad(T a, T b, T c) { return a * b + c; }
+template <typename T> struct pk_bits { typedef T type; };
+template <> struct pk_bits<float> { typedef uint32_t type; };
+template <> struct pk_bits<double> { typedef uint64_t type; };
+template <typename T, typename F> static inline T pk_atomic_update(T* p, F f) {
+    typedef typename pk_bits<T>::type B;
+    B* q = (B*)p;
+    B old = __atomic_load_n(q, __ATOMIC_RELAXED), want;
+    T a;
+    do {
+        memcpy(&a, &old, sizeof a);
+        const T next = f(a);
+        memcpy(&want, &next, sizeof want);
+    } while (!__atomic_compare_exchange_n(q, &old, want, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+    return a;
+}
+template <typename T, typename V> static inline T pk_atomic_add(T* p, V v) {
+    if constexpr (std::is_integral<T>::value) return __atomic_fetch_add(p, (T)v, __ATOMIC_RELAXED);
+    else return pk_atomic_update(p, [&](T a) { return (T)(a + (T)v); });
+}
+template <typename T, typename V> static inline T pk_atomic_sub(T* p, V v) {
+    if constexpr (std::is_integral<T>::value) return __atomic_fetch_sub(p, (T)v, __ATOMIC_RELAXED);
+    else return pk_atomic_update(p, [&](T a) { return (T)(a - (T)v); });
+}
+template <typename T, typename V> static inline T pk_atomic_min(T* p, V v) {
+    if constexpr (std::is_integral<T>::value) return pk_atomic_update(p, [&](T a) { return (T)v < a ? (T)v : a; });
+    else return pk_atomic_update(p, [&](T a) { return (T)fmin(a, (T)v); });
+}
+template <typename T, typename V> static inline T pk_atomic_max(T* p, V v) {
+    if constexpr (std::is_integral<T>::value) return pk_atomic_update(p, [&](T a) { return a < (T)v ? (T)v : a; });
+    else return pk_atomic_update(p, [&](T a) { return (T)fmax(a, (T)v); });
+}
+template <typename T, typename V> static inline T pk_atomic_xchg(T* p, V v) {
+    return pk_atomic_update(p, [&](T) { return (T)v; });
+}
+template <typename T, typename C, typename V> static inline T pk_atomic_cas(T* p, C cmp, V v) {
+    typedef typename pk_bits<T>::type B;
+    const T c = (T)cmp, n = (T)v;
+    B expected, want;
+    memcpy(&expected, &c, sizeof expected);
+    memcpy(&want, &n, sizeof want);
+    __atomic_compare_exchange_n((B*)p, &expected, want, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+    T old;
+    memcpy(&old, &expected, sizeof old);
+    return old;
+}
+template <typename T, typename V> static inline T pk_atomic_and(T* p, V v) { return __atomic_fetch_and(p, (T)v, __ATOMIC_RELAXED); }
+template <typename T, typename V> static inline T pk_atomic_or(T* p, V v) { return __atomic_fetch_or(p, (T)v, __ATOMIC_RELAXED); }
+template <typename T, typename V> static inline T pk_atomic_xor(T* p, V v) { return __atomic_fetch_xor(p, (T)v, __ATOMIC_RELAXED); }
+// Histogram of uint8 data into BINS bins (256 by default), with atomics.
+//
+// Each workgroup first counts into its own histogram in workgroup memory
+// (atomics on local memory are cheap and contend only within the group), then
+// adds its non-zero bins to the global counts with one atomic per bin.
+// counts must be zeroed by the caller; launches accumulate.
+//
+// The ndrange is 1D (flatten an image first). The bounds mask stays on, so
+// the bin-clearing and bin-flushing loops stride by `count`, the number of
+// work-items of this group inside the ndrange: a partial last group still
+// covers every bin.
+
+
+#line 12 "portakern/examples/histogram.pk"
+static inline PK_ALWAYS_INLINE void pk_item_histogram(unsigned int* counts, const unsigned char* __restrict__ data, const long long pk_n0, const long long pk_l0, const long long pk_g0, const long long pk_ls0, const long long pk_ng0)
+{
+#line 13 "portakern/examples/histogram.pk"
+pk_localmem_needs_the_opencl_target(local_counts);
+const bool pk_active = (pk_g0 * pk_ls0 + pk_l0) < pk_n0;
+
+    
+     
+#line 14 "portakern/examples/histogram.pk"
+const long long n = (pk_n0);
+     const long long group = (pk_g0);
+     const long long count = min((long long)(pk_ls0), n - group * (long long)(pk_ls0));
+     long long  lid ;if (pk_active) {lid =  (pk_l0);
+    for (long long b = lid; b < 256; b += count) {
+        local_counts[b] = 0;
+    }}
+    pk_synchronize_needs_the_opencl_target();
+     long long  bin ;if (pk_active) {bin =  ((long long)data[((pk_g0 * pk_ls0 + pk_l0))] * 256) / 256;
+    pk_atomic_add(&local_counts[bin], 1u);}
+    pk_synchronize_needs_the_opencl_target();if (pk_active) {
+    for (long long b = lid; b < 256; b += count) {
+        if (local_counts[b] != 0) {
+            pk_atomic_add(&counts[b], local_counts[b]);
+        }
+    }
+}
+
+}
+
+extern "C" PK_EXPORT void pk_launch(void* const* pk_argv, const long long* pk_geom)
+{
+    unsigned int* const pk_a0 = (unsigned int*)pk_argv[0];
+    const unsigned char* const pk_a1 = (const unsigned char*)pk_argv[1];
+    const long long pk_n0 = pk_geom[0];
+    const long long pk_ls0 = pk_geom[1];
+    const long long pk_ng0 = pk_geom[2];
+    const long long pk_ext0 = pk_geom[3];
+    const long long pk_groups = pk_ng0;
+#pragma omp parallel for schedule(static) if (pk_groups > 1)
+    for (long long pk_grp = 0; pk_grp < pk_groups; ++pk_grp) {
+        const long long pk_g0 = pk_grp;
+        const long long pk_end0 = pk_ext0 - pk_g0 * pk_ls0 < pk_ls0 ? pk_ext0 - pk_g0 * pk_ls0 : pk_ls0;
+        for (long long pk_l0 = 0; pk_l0 < pk_end0; ++pk_l0)
+            pk_item_histogram(pk_a0, pk_a1, pk_n0, pk_l0, pk_g0, pk_ls0, pk_ng0);
+    }
+}

@@ -1,0 +1,162 @@
+/* portakern prelude: C++ for the host CPU */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+#include <type_traits>
+#if defined(_WIN32)
+#define PK_EXPORT __declspec(dllexport)
+#else
+#define PK_EXPORT __attribute__((visibility("default")))
+#endif
+#define PK_ALWAYS_INLINE __attribute__((always_inline))
+#if defined(PK_SIMD_MATH)
+extern "C" {
+}
+#endif
+template <typename A, typename B> static inline typename std::common_type<A, B>::type min(A a, B b) { return b < a ? b : a; }
+template <typename A, typename B> static inline typename std::common_type<A, B>::type max(A a, B b) { return a < b ? b : a; }
+template <typename T, typename L, typename H> static inline T clamp(T x, L lo, H hi) { return x < (T)lo ? (T)lo : ((T)hi < x ? (T)hi : x); }
+static inline float pk_fmin(float a, float b) { return __builtin_isnan(b) || a < b ? a : b; }
+static inline float pk_fmax(float a, float b) { return __builtin_isnan(b) || a > b ? a : b; }
+static inline double pk_fmin(double a, double b) { return __builtin_isnan(b) || a < b ? a : b; }
+static inline double pk_fmax(double a, double b) { return __builtin_isnan(b) || a > b ? a : b; }
+#define fmin pk_fmin
+#define fmax pk_fmax
+template <typename T> static inline T rsqrt(T x) { return (T)1 / sqrt(x); }
+template <typename T> static inline T mad(T a, T b, T c) { return a * b + c; }
+typedef float T;
+// Tiled matrix multiply: c[M, N] = a[M, K] @ b[K, N] through workgroup memory.
+//
+// Launch with ndrange (M, N) and workgroupsize (TILE, TILE). Each workgroup
+// computes one TILE x TILE block of c: it walks K one tile at a time, every
+// work-item loads one element of a and one of b into the shared tiles, and after
+// a barrier all of them read the whole tile row/column from fast local memory.
+//
+// Why unsafe_indices: with the implicit bounds mask, the work-items of a
+// partial last group (row >= M or col >= N) would skip the tile loads, leaving
+// stale values in the tiles that their in-range neighbours then read. Here
+// every work-item of the group loads its tile element (a zero when it falls
+// outside a or b) and reaches both barriers; only the final store is guarded.
+
+
+#line 13 "portakern/examples/matmul_tiled.pk"
+static inline PK_ALWAYS_INLINE void pk_item_matmul_tiled(float* c, const float* __restrict__ a, const float* __restrict__ b, const long long K, const long long pk_n0, const long long pk_n1, const long long pk_l0, const long long pk_g0, const long long pk_ls0, const long long pk_ng0, const long long pk_l1, const long long pk_g1, const long long pk_ls1, const long long pk_ng1)
+{
+#line 18 "portakern/examples/matmul_tiled.pk"
+pk_localmem_needs_the_opencl_target(ta);
+#line 19 "portakern/examples/matmul_tiled.pk"
+pk_localmem_needs_the_opencl_target(tb);
+
+    
+#line 14 "portakern/examples/matmul_tiled.pk"
+long long row = (pk_g1 * pk_ls1 + pk_l1), col = (pk_g0 * pk_ls0 + pk_l0);
+    long long li = pk_l1, lj = pk_l0;
+    const long long M = pk_n0;
+    const long long N = pk_n1;
+    
+    
+    T acc = 0;
+    for (long long k0 = 0; k0 < K; k0 += 16) {
+        ta[li][lj] = (row < M && k0 + lj < K) ? a[row * K + k0 + lj] : (T)0;
+        tb[li][lj] = (k0 + li < K && col < N) ? b[(k0 + li) * N + col] : (T)0;
+        pk_synchronize_needs_the_opencl_target();
+        // Unrolled at render time: TILE is a compile-time constant.
+
+        acc += ta[li][0] * tb[0][lj];
+
+        
+#line 27 "portakern/examples/matmul_tiled.pk"
+acc += ta[li][1] * tb[1][lj];
+
+        
+#line 27 "portakern/examples/matmul_tiled.pk"
+acc += ta[li][2] * tb[2][lj];
+
+        
+#line 27 "portakern/examples/matmul_tiled.pk"
+acc += ta[li][3] * tb[3][lj];
+
+        
+#line 27 "portakern/examples/matmul_tiled.pk"
+acc += ta[li][4] * tb[4][lj];
+
+        
+#line 27 "portakern/examples/matmul_tiled.pk"
+acc += ta[li][5] * tb[5][lj];
+
+        
+#line 27 "portakern/examples/matmul_tiled.pk"
+acc += ta[li][6] * tb[6][lj];
+
+        
+#line 27 "portakern/examples/matmul_tiled.pk"
+acc += ta[li][7] * tb[7][lj];
+
+        
+#line 27 "portakern/examples/matmul_tiled.pk"
+acc += ta[li][8] * tb[8][lj];
+
+        
+#line 27 "portakern/examples/matmul_tiled.pk"
+acc += ta[li][9] * tb[9][lj];
+
+        
+#line 27 "portakern/examples/matmul_tiled.pk"
+acc += ta[li][10] * tb[10][lj];
+
+        
+#line 27 "portakern/examples/matmul_tiled.pk"
+acc += ta[li][11] * tb[11][lj];
+
+        
+#line 27 "portakern/examples/matmul_tiled.pk"
+acc += ta[li][12] * tb[12][lj];
+
+        
+#line 27 "portakern/examples/matmul_tiled.pk"
+acc += ta[li][13] * tb[13][lj];
+
+        
+#line 27 "portakern/examples/matmul_tiled.pk"
+acc += ta[li][14] * tb[14][lj];
+
+        
+#line 27 "portakern/examples/matmul_tiled.pk"
+acc += ta[li][15] * tb[15][lj];
+
+        pk_synchronize_needs_the_opencl_target();
+    }
+    if (row < M && col < N) {
+        c[row * N + col] = acc;
+    }
+
+
+}
+
+extern "C" PK_EXPORT void pk_launch(void* const* pk_argv, const long long* pk_geom)
+{
+    float* const pk_a0 = (float*)pk_argv[0];
+    const float* const pk_a1 = (const float*)pk_argv[1];
+    const float* const pk_a2 = (const float*)pk_argv[2];
+    const long long pk_a3 = *(const long long*)pk_argv[3];
+    const long long pk_n0 = pk_geom[0];
+    const long long pk_n1 = pk_geom[1];
+    const long long pk_ls0 = pk_geom[2];
+    const long long pk_ng0 = pk_geom[4];
+    const long long pk_ext0 = pk_geom[6];
+    const long long pk_ls1 = pk_geom[3];
+    const long long pk_ng1 = pk_geom[5];
+    const long long pk_ext1 = pk_geom[7];
+    const long long pk_groups = pk_ng0 * pk_ng1;
+#pragma omp parallel for schedule(static) if (pk_groups > 1)
+    for (long long pk_grp = 0; pk_grp < pk_groups; ++pk_grp) {
+        const long long pk_g0 = pk_grp % pk_ng0;
+        const long long pk_end0 = pk_ext0 - pk_g0 * pk_ls0 < pk_ls0 ? pk_ext0 - pk_g0 * pk_ls0 : pk_ls0;
+        const long long pk_g1 = pk_grp / pk_ng0;
+        const long long pk_end1 = pk_ext1 - pk_g1 * pk_ls1 < pk_ls1 ? pk_ext1 - pk_g1 * pk_ls1 : pk_ls1;
+        for (long long pk_l1 = 0; pk_l1 < pk_end1; ++pk_l1)
+#pragma omp simd
+        for (long long pk_l0 = 0; pk_l0 < pk_end0; ++pk_l0)
+            pk_item_matmul_tiled(pk_a0, pk_a1, pk_a2, pk_a3, pk_n0, pk_n1, pk_l0, pk_g0, pk_ls0, pk_ng0, pk_l1, pk_g1, pk_ls1, pk_ng1);
+    }
+}

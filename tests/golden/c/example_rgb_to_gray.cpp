@@ -1,0 +1,85 @@
+/* portakern prelude: C++ for the host CPU */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+#include <type_traits>
+#if defined(_WIN32)
+#define PK_EXPORT __declspec(dllexport)
+#else
+#define PK_EXPORT __attribute__((visibility("default")))
+#endif
+#define PK_ALWAYS_INLINE __attribute__((always_inline))
+#if defined(PK_SIMD_MATH)
+extern "C" {
+}
+#endif
+template <typename A, typename B> static inline typename std::common_type<A, B>::type min(A a, B b) { return b < a ? b : a; }
+template <typename A, typename B> static inline typename std::common_type<A, B>::type max(A a, B b) { return a < b ? b : a; }
+template <typename T, typename L, typename H> static inline T clamp(T x, L lo, H hi) { return x < (T)lo ? (T)lo : ((T)hi < x ? (T)hi : x); }
+static inline float pk_fmin(float a, float b) { return __builtin_isnan(b) || a < b ? a : b; }
+static inline float pk_fmax(float a, float b) { return __builtin_isnan(b) || a > b ? a : b; }
+static inline double pk_fmin(double a, double b) { return __builtin_isnan(b) || a < b ? a : b; }
+static inline double pk_fmax(double a, double b) { return __builtin_isnan(b) || a > b ? a : b; }
+#define fmin pk_fmin
+#define fmax pk_fmax
+template <typename T> static inline T rsqrt(T x) { return (T)1 / sqrt(x); }
+template <typename T> static inline T mad(T a, T b, T c) { return a * b + c; }
+// Image kernels on uint8 pixels.
+//
+// rgb_to_gray reads an RGB image stored as three planes (3, H, W) and writes
+// a (H, W) gray image, with the ITU-R BT.601 weights in 8.8 fixed point
+// (77 + 150 + 29 = 256), so every target computes exactly the same bytes.
+// negative and darken are elementwise and work for any image shape.
+
+
+
+
+
+// out = img * factor, truncated, saturating at 255 (factor > 1 brightens).
+
+
+#line 8 "portakern/examples/image.pk"
+static inline PK_ALWAYS_INLINE void pk_item_rgb_to_gray(unsigned char* gray, const unsigned char* __restrict__ rgb, const long long pk_n0, const long long pk_n1, const long long pk_l0, const long long pk_g0, const long long pk_ls0, const long long pk_ng0, const long long pk_l1, const long long pk_g1, const long long pk_ls1, const long long pk_ng1)
+{
+
+const bool pk_active = (pk_g1 * pk_ls1 + pk_l1) < pk_n0 && (pk_g0 * pk_ls0 + pk_l0) < pk_n1;
+if (pk_active) {
+    
+#line 9 "portakern/examples/image.pk"
+long long i = (pk_g1 * pk_ls1 + pk_l1), j = (pk_g0 * pk_ls0 + pk_l0);
+    const long long w = pk_n1;
+    const long long plane = pk_n0 * w;
+    const long long p = i * w + j;
+    const unsigned int r = rgb[p];
+    const unsigned int g = rgb[plane + p];
+    const unsigned int b = rgb[2 * plane + p];
+    gray[p] = (unsigned char)((77 * r + 150 * g + 29 * b + 128) >> 8);
+}
+
+}
+
+extern "C" PK_EXPORT void pk_launch(void* const* pk_argv, const long long* pk_geom)
+{
+    unsigned char* const pk_a0 = (unsigned char*)pk_argv[0];
+    const unsigned char* const pk_a1 = (const unsigned char*)pk_argv[1];
+    const long long pk_n0 = pk_geom[0];
+    const long long pk_n1 = pk_geom[1];
+    const long long pk_ls0 = pk_geom[2];
+    const long long pk_ng0 = pk_geom[4];
+    const long long pk_ext0 = pk_geom[6];
+    const long long pk_ls1 = pk_geom[3];
+    const long long pk_ng1 = pk_geom[5];
+    const long long pk_ext1 = pk_geom[7];
+    const long long pk_groups = pk_ng0 * pk_ng1;
+#pragma omp parallel for schedule(static) if (pk_groups > 1)
+    for (long long pk_grp = 0; pk_grp < pk_groups; ++pk_grp) {
+        const long long pk_g0 = pk_grp % pk_ng0;
+        const long long pk_end0 = pk_ext0 - pk_g0 * pk_ls0 < pk_ls0 ? pk_ext0 - pk_g0 * pk_ls0 : pk_ls0;
+        const long long pk_g1 = pk_grp / pk_ng0;
+        const long long pk_end1 = pk_ext1 - pk_g1 * pk_ls1 < pk_ls1 ? pk_ext1 - pk_g1 * pk_ls1 : pk_ls1;
+        for (long long pk_l1 = 0; pk_l1 < pk_end1; ++pk_l1)
+#pragma omp simd
+        for (long long pk_l0 = 0; pk_l0 < pk_end0; ++pk_l0)
+            pk_item_rgb_to_gray(pk_a0, pk_a1, pk_n0, pk_n1, pk_l0, pk_g0, pk_ls0, pk_ng0, pk_l1, pk_g1, pk_ls1, pk_ng1);
+    }
+}

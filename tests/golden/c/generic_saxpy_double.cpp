@@ -1,0 +1,62 @@
+/* portakern prelude: C++ for the host CPU */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+#include <type_traits>
+#if defined(_WIN32)
+#define PK_EXPORT __declspec(dllexport)
+#else
+#define PK_EXPORT __attribute__((visibility("default")))
+#endif
+#define PK_ALWAYS_INLINE __attribute__((always_inline))
+#if defined(PK_SIMD_MATH)
+extern "C" {
+}
+#endif
+template <typename A, typename B> static inline typename std::common_type<A, B>::type min(A a, B b) { return b < a ? b : a; }
+template <typename A, typename B> static inline typename std::common_type<A, B>::type max(A a, B b) { return a < b ? b : a; }
+template <typename T, typename L, typename H> static inline T clamp(T x, L lo, H hi) { return x < (T)lo ? (T)lo : ((T)hi < x ? (T)hi : x); }
+static inline float pk_fmin(float a, float b) { return __builtin_isnan(b) || a < b ? a : b; }
+static inline float pk_fmax(float a, float b) { return __builtin_isnan(b) || a > b ? a : b; }
+static inline double pk_fmin(double a, double b) { return __builtin_isnan(b) || a < b ? a : b; }
+static inline double pk_fmax(double a, double b) { return __builtin_isnan(b) || a > b ? a : b; }
+#define fmin pk_fmin
+#define fmax pk_fmax
+template <typename T> static inline T rsqrt(T x) { return (T)1 / sqrt(x); }
+template <typename T> static inline T mad(T a, T b, T c) { return a * b + c; }
+typedef double T;
+
+
+#line 1 "tests/generic_saxpy_double.pk"
+static inline PK_ALWAYS_INLINE void pk_item_saxpy(double* y, const double* __restrict__ x, const double a, const long long pk_n0, const long long pk_l0, const long long pk_g0, const long long pk_ls0, const long long pk_ng0)
+{
+
+const bool pk_active = (pk_g0 * pk_ls0 + pk_l0) < pk_n0;
+if (pk_active) {
+    
+#line 2 "tests/generic_saxpy_double.pk"
+const long long i = ((pk_g0 * pk_ls0 + pk_l0));
+    y[i] = a * x[i] + y[i];
+}
+
+}
+
+extern "C" PK_EXPORT void pk_launch(void* const* pk_argv, const long long* pk_geom)
+{
+    double* const pk_a0 = (double*)pk_argv[0];
+    const double* const pk_a1 = (const double*)pk_argv[1];
+    const double pk_a2 = *(const double*)pk_argv[2];
+    const long long pk_n0 = pk_geom[0];
+    const long long pk_ls0 = pk_geom[1];
+    const long long pk_ng0 = pk_geom[2];
+    const long long pk_ext0 = pk_geom[3];
+    const long long pk_groups = pk_ng0;
+#pragma omp parallel for schedule(static) if (pk_groups > 1)
+    for (long long pk_grp = 0; pk_grp < pk_groups; ++pk_grp) {
+        const long long pk_g0 = pk_grp;
+        const long long pk_end0 = pk_ext0 - pk_g0 * pk_ls0 < pk_ls0 ? pk_ext0 - pk_g0 * pk_ls0 : pk_ls0;
+#pragma omp simd
+        for (long long pk_l0 = 0; pk_l0 < pk_end0; ++pk_l0)
+            pk_item_saxpy(pk_a0, pk_a1, pk_a2, pk_n0, pk_l0, pk_g0, pk_ls0, pk_ng0);
+    }
+}

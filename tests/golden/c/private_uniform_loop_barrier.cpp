@@ -1,0 +1,84 @@
+/* portakern prelude: C++ for the host CPU */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+#include <type_traits>
+#if defined(_WIN32)
+#define PK_EXPORT __declspec(dllexport)
+#else
+#define PK_EXPORT __attribute__((visibility("default")))
+#endif
+#define PK_ALWAYS_INLINE __attribute__((always_inline))
+#if defined(PK_SIMD_MATH)
+extern "C" {
+#pragma omp declare simd notinbranch
+float tanhf(float);
+#pragma omp declare simd notinbranch
+double tanh(double);
+}
+#endif
+template <typename A, typename B> static inline typename std::common_type<A, B>::type min(A a, B b) { return b < a ? b : a; }
+template <typename A, typename B> static inline typename std::common_type<A, B>::type max(A a, B b) { return a < b ? b : a; }
+template <typename T, typename L, typename H> static inline T clamp(T x, L lo, H hi) { return x < (T)lo ? (T)lo : ((T)hi < x ? (T)hi : x); }
+static inline float pk_fmin(float a, float b) { return __builtin_isnan(b) || a < b ? a : b; }
+static inline float pk_fmax(float a, float b) { return __builtin_isnan(b) || a > b ? a : b; }
+static inline double pk_fmin(double a, double b) { return __builtin_isnan(b) || a < b ? a : b; }
+static inline double pk_fmax(double a, double b) { return __builtin_isnan(b) || a > b ? a : b; }
+#define fmin pk_fmin
+#define fmax pk_fmax
+template <typename T> static inline T rsqrt(T x) { return (T)1 / sqrt(x); }
+template <typename T> static inline T mad(T a, T b, T c) { return a * b + c; }
+#line 1 "tests/private_uniform_loop_barrier.pk"
+#define TILE 8
+static inline float clampf(float v) { return fmin(fmax(v, 0.0f), 1.0f); }
+
+
+#line 3 "tests/private_uniform_loop_barrier.pk"
+static inline PK_ALWAYS_INLINE void pk_item_smooth(float* y, const float* __restrict__ x, const int steps, const long long pk_n0, const long long pk_l0, const long long pk_g0, const long long pk_ls0, const long long pk_ng0)
+{
+#line 4 "tests/private_uniform_loop_barrier.pk"
+pk_localmem_needs_the_opencl_target(tile);
+const bool pk_active = (pk_g0 * pk_ls0 + pk_l0) < pk_n0;
+
+    
+     
+#line 5 "tests/private_uniform_loop_barrier.pk"
+float  acc[2];
+     long long  li ;
+     long long  i ;if (pk_active) {
+#line 6 "tests/private_uniform_loop_barrier.pk"
+li =  (pk_l0);
+#line 7 "tests/private_uniform_loop_barrier.pk"
+i =  ((pk_g0 * pk_ls0 + pk_l0));
+    tile[li + 1] = x[i];
+    acc[0] = 0;}
+    for (int s = 0; s < steps; ++s) {
+        pk_synchronize_needs_the_opencl_target();
+        float  left ;float  right ;if (pk_active) {left =  tile[li];right =  tile[li + 2];
+        acc[0] += clampf(0.5f * (left + right));}
+        pk_synchronize_needs_the_opencl_target();
+    }if (pk_active) {
+    y[i] = acc[0] + sqrt(fabs(tanh(x[i])));
+}
+
+}
+
+extern "C" PK_EXPORT void pk_launch(void* const* pk_argv, const long long* pk_geom)
+{
+    float* const pk_a0 = (float*)pk_argv[0];
+    const float* const pk_a1 = (const float*)pk_argv[1];
+    const int pk_a2 = *(const int*)pk_argv[2];
+    const long long pk_n0 = pk_geom[0];
+    const long long pk_ls0 = pk_geom[1];
+    const long long pk_ng0 = pk_geom[2];
+    const long long pk_ext0 = pk_geom[3];
+    const long long pk_groups = pk_ng0;
+#pragma omp parallel for schedule(static) if (pk_groups > 1)
+    for (long long pk_grp = 0; pk_grp < pk_groups; ++pk_grp) {
+        const long long pk_g0 = pk_grp;
+        const long long pk_end0 = pk_ext0 - pk_g0 * pk_ls0 < pk_ls0 ? pk_ext0 - pk_g0 * pk_ls0 : pk_ls0;
+#pragma omp simd
+        for (long long pk_l0 = 0; pk_l0 < pk_end0; ++pk_l0)
+            pk_item_smooth(pk_a0, pk_a1, pk_a2, pk_n0, pk_l0, pk_g0, pk_ls0, pk_ng0);
+    }
+}

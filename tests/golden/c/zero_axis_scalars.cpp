@@ -1,0 +1,65 @@
+/* portakern prelude: C++ for the host CPU */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+#include <type_traits>
+#if defined(_WIN32)
+#define PK_EXPORT __declspec(dllexport)
+#else
+#define PK_EXPORT __attribute__((visibility("default")))
+#endif
+#define PK_ALWAYS_INLINE __attribute__((always_inline))
+#if defined(PK_SIMD_MATH)
+extern "C" {
+}
+#endif
+template <typename A, typename B> static inline typename std::common_type<A, B>::type min(A a, B b) { return b < a ? b : a; }
+template <typename A, typename B> static inline typename std::common_type<A, B>::type max(A a, B b) { return a < b ? b : a; }
+template <typename T, typename L, typename H> static inline T clamp(T x, L lo, H hi) { return x < (T)lo ? (T)lo : ((T)hi < x ? (T)hi : x); }
+static inline float pk_fmin(float a, float b) { return __builtin_isnan(b) || a < b ? a : b; }
+static inline float pk_fmax(float a, float b) { return __builtin_isnan(b) || a > b ? a : b; }
+static inline double pk_fmin(double a, double b) { return __builtin_isnan(b) || a < b ? a : b; }
+static inline double pk_fmax(double a, double b) { return __builtin_isnan(b) || a > b ? a : b; }
+static inline _Float16 pk_fmin(_Float16 a, _Float16 b) { return __builtin_isnan(b) || a < b ? a : b; }
+static inline _Float16 pk_fmax(_Float16 a, _Float16 b) { return __builtin_isnan(b) || a > b ? a : b; }
+#define fmin pk_fmin
+#define fmax pk_fmax
+template <typename T> static inline T rsqrt(T x) { return (T)1 / sqrt(x); }
+template <typename T> static inline T mad(T a, T b, T c) { return a * b + c; }
+
+
+#line 1 "tests/zero_axis_scalars.pk"
+static inline PK_ALWAYS_INLINE void pk_item_scalars(unsigned char* out, const bool flag, const signed char a, const unsigned short b, const long long c, const unsigned long long d, const _Float16 h, const long long pk_l0, const long long pk_g0, const long long pk_ls0, const long long pk_ng0)
+{
+
+const bool pk_active = true;
+if (pk_active) {
+    
+#line 2 "tests/zero_axis_scalars.pk"
+out[0] = flag ? (unsigned char)(a + b + c + d) : (unsigned char)(float)h;
+}
+
+}
+
+extern "C" PK_EXPORT void pk_launch(void* const* pk_argv, const long long* pk_geom)
+{
+    unsigned char* const pk_a0 = (unsigned char*)pk_argv[0];
+    const bool pk_a1 = *(const bool*)pk_argv[1];
+    const signed char pk_a2 = *(const signed char*)pk_argv[2];
+    const unsigned short pk_a3 = *(const unsigned short*)pk_argv[3];
+    const long long pk_a4 = *(const long long*)pk_argv[4];
+    const unsigned long long pk_a5 = *(const unsigned long long*)pk_argv[5];
+    const _Float16 pk_a6 = *(const _Float16*)pk_argv[6];
+    const long long pk_ls0 = pk_geom[0];
+    const long long pk_ng0 = pk_geom[1];
+    const long long pk_ext0 = pk_geom[2];
+    const long long pk_groups = pk_ng0;
+#pragma omp parallel for schedule(static) if (pk_groups > 1)
+    for (long long pk_grp = 0; pk_grp < pk_groups; ++pk_grp) {
+        const long long pk_g0 = pk_grp;
+        const long long pk_end0 = pk_ext0 - pk_g0 * pk_ls0 < pk_ls0 ? pk_ext0 - pk_g0 * pk_ls0 : pk_ls0;
+#pragma omp simd
+        for (long long pk_l0 = 0; pk_l0 < pk_end0; ++pk_l0)
+            pk_item_scalars(pk_a0, pk_a1, pk_a2, pk_a3, pk_a4, pk_a5, pk_a6, pk_l0, pk_g0, pk_ls0, pk_ng0);
+    }
+}
