@@ -12,6 +12,7 @@ from .errors import (
     KernelSyntaxError,
     KernelTypeError,
     LaunchError,
+    NativeFallbackWarning,
     NDRangeError,
     PortakernError,
 )
@@ -37,6 +38,7 @@ __all__ = [
     "MLXCUDA",
     "Metal",
     "NDRangeError",
+    "NativeFallbackWarning",
     "OpenCL",
     "PortakernError",
     "__version__",

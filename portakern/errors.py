@@ -17,6 +17,7 @@ __all__ = [
     "BackendMismatchError",
     "CompilationError",
     "LaunchError",
+    "NativeFallbackWarning",
 ]
 
 
@@ -93,3 +94,11 @@ class CompilationError(PortakernError, RuntimeError):
 
 class LaunchError(PortakernError, RuntimeError):
     """The device reported an error while running a kernel."""
+
+
+class NativeFallbackWarning(UserWarning):
+    """``CPU()``'s native path could not compile a kernel that its OpenCL path could.
+
+    The kernel runs on the OpenCL device; the warning quotes the C++ compiler's error
+    (typically OpenCL-only code outside a ``{% if target == "opencl" %}`` escape).
+    """

@@ -18,7 +18,14 @@ import numpy as np
 
 from . import resolve
 from .backends.base import Backend
-from .errors import BackendMismatchError, KernelArgumentError, KernelTypeError, NDRangeError
+from .errors import (
+    BackendMismatchError,
+    CompilationError,
+    KernelArgumentError,
+    KernelTypeError,
+    NativeFallbackWarning,
+    NDRangeError,
+)
 from .language import KernelDef, Module, parse
 from .lower import infer_ndim, lower_kernel
 from .render import TARGETS, KernelTemplate, RenderedKernel, check_constants, render_lowered
@@ -321,7 +328,13 @@ class Launcher:
         try:
             plan = self._plans[plan_key]
         except KeyError:
-            plan = self._plan(backend, kdef, bindings, nd, workgroupsize)
+            try:
+                plan = self._plan(backend, kdef, bindings, nd, workgroupsize)
+            except CompilationError as exc:
+                if backend is self.backend:
+                    raise
+                self._fall_back(exc, args, ndrange, workgroupsize)
+                return
             if wg_key is not _UNCACHED:
                 if len(self._plans) >= _MAX_PLANS:
                     self._plans.clear()  # a launcher fed ever new sizes stays small
@@ -331,6 +344,31 @@ class Launcher:
         compiled, global_size, local_size, sizes = plan
         launch_args.extend(sizes)
         backend.launch(compiled, launch_args, global_size, local_size)
+
+    def _fall_back(self, exc: CompilationError, args: tuple, ndrange: Any,
+                   workgroupsize: Any) -> None:
+        """Run on ``self.backend`` itself after its executor failed to compile the kernel.
+
+        ``CPU()``'s native path renders the kernel as C++; code that only compiles as
+        OpenCL (an ``else`` branch of a target escape written for OpenCL) still runs,
+        on the OpenCL device, with a :class:`NativeFallbackWarning`. If the OpenCL
+        build fails too, the native error is raised and nothing is remembered.
+        """
+        import warnings
+
+        self._runner, self._memo = self.backend, None
+        self._plans.clear()
+        try:
+            self(*args, ndrange=ndrange, workgroupsize=workgroupsize)
+        except CompilationError:
+            self._runner, self._memo = None, None
+            self._plans.clear()
+            raise exc from None
+        warnings.warn(
+            f"kernel {self.kernel.name!r} runs on {self.backend!r}'s OpenCL device: its C++ "
+            f"rendering (target 'c', the native path) does not compile. Put OpenCL-only "
+            f"code under {{% if target == \"opencl\" %}} to run it natively. The compiler "
+            f"said:\n{exc}", NativeFallbackWarning, stacklevel=3)
 
     def _plan(self, backend: Backend, kdef: KernelDef, bindings: tuple, nd: tuple[int, ...],
               workgroupsize: Any) -> tuple | None:

@@ -377,3 +377,41 @@ def test_unwritable_cache_folder_builds_in_a_temporary_one_with_one_warning(tmp_
             launcher(y, x, np.float32(a), ndrange=y.shape)
     np.testing.assert_array_equal(y, 1 + 5 * x)
     assert [w.category for w in caught] == [CacheWarning]
+
+
+def test_opencl_only_code_falls_back_to_opencl_with_a_warning(monkeypatch):
+    monkeypatch.delenv("PORTAKERN_CPU", raising=False)
+    src = """
+    @kernel void f(float* y, const float* x) {
+        const long i = @index(Global, Linear);
+    {% if target == "cuda" %}
+        y[i] = __sinf(x[i]);
+    {% else %}
+        y[i] = native_sin(x[i]);   // OpenCL only: no such function in C++
+    {% endif %}
+    }
+    """
+    x = np.linspace(-3, 3, 1000, dtype=np.float32)
+    y = np.zeros_like(x)
+    k = pk.kernel(src)
+    with pytest.warns(pk.NativeFallbackWarning, match="native_sin"):
+        k(y, x, ndrange=x.shape)
+    np.testing.assert_allclose(y, np.sin(x), atol=1e-3)
+    y[:] = 0
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pk.NativeFallbackWarning)
+        k(y, x, ndrange=x.shape)  # the launcher stays on OpenCL: no second warning
+    np.testing.assert_allclose(y, np.sin(x), atol=1e-3)
+
+
+def test_code_that_compiles_nowhere_raises_the_native_error():
+    src = "@kernel void f(float* y) { y[@index(Global, Linear)] = nowhere(1.0f); }"
+    y = np.zeros(4, np.float32)
+    k = pk.kernel(src)
+    for _ in range(2):  # the second call raises the same, without running a compiler
+        with pytest.raises(CompilationError) as info:
+            k(y, ndrange=4)
+        assert info.value.target == "c" and "nowhere" in str(info.value)
+    np.testing.assert_array_equal(y, 0)

@@ -351,6 +351,7 @@ class NativeCPU(Backend):
             raise BackendUnavailableError(f"CPU native path unavailable: {toolchain}")
         self.toolchain = toolchain
         self._programs: dict[str, _Compiled] = {}
+        self._failed: dict[str, CompilationError] = {}
 
     @classmethod
     def available(cls) -> Availability:
@@ -375,7 +376,15 @@ class NativeCPU(Backend):
     def compile(self, rendered: Any) -> _Compiled:
         hit = self._programs.get(rendered.source)
         if hit is None:
-            hit = self._programs[rendered.source] = _build(self.toolchain, rendered)
+            failed = self._failed.get(rendered.source)
+            if failed is not None:
+                raise failed  # the same source fails the same way: no second compile
+            try:
+                hit = _build(self.toolchain, rendered)
+            except CompilationError as exc:
+                self._failed[rendered.source] = exc
+                raise
+            self._programs[rendered.source] = hit
         return hit
 
     def max_workgroup_size(self, compiled: Any) -> int:
