@@ -104,3 +104,36 @@ def _run_doc(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
 def run_doc(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     """Run the examples of a page of docs/, as the reader would, in a temporary folder."""
     return lambda name: _run_doc(name, tmp_path, monkeypatch)
+
+
+def hammer_threads(kernel: Any, n: int = 8, size: int = 4096, repeats: int = 5) -> None:
+    """``n`` threads launch a cold saxpy ``kernel`` at once, ``repeats`` times each.
+
+    Thread ``i`` adds ``i * x`` to its own array each time; asserts no thread
+    failed and every array holds ``1 + repeats * i * x``.
+    """
+    import threading
+
+    import numpy as np
+
+    barrier = threading.Barrier(n)
+    errors: list[BaseException] = []
+    outs = [np.ones(size, np.float32) for _ in range(n)]
+    x = np.arange(size, dtype=np.float32)
+
+    def work(y: np.ndarray, a: float) -> None:
+        try:
+            barrier.wait()
+            for _ in range(repeats):
+                kernel(y, x, np.float32(a), ndrange=y.shape)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(y, i)) for i, y in enumerate(outs)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for i, y in enumerate(outs):
+        np.testing.assert_array_equal(y, 1 + repeats * i * x)

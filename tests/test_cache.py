@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 import pytest
+from conftest import hammer_threads
 
 import portakern as pk
 from portakern import cache
@@ -221,29 +222,7 @@ def test_undecodable_render_entry_is_rerendered(cache_dir):
 
 
 def test_threads_compile_one_kernel_at_once(cache_dir, opencl_cpu):
-    k = pk.kernel(_unique_saxpy())
-    n = 8
-    barrier = threading.Barrier(n)
-    errors: list[BaseException] = []
-    outs = [np.ones(4096, np.float32) for _ in range(n)]
-    x = np.arange(4096, dtype=np.float32)
-
-    def work(y: np.ndarray, a: float) -> None:
-        try:
-            barrier.wait()
-            for _ in range(5):
-                k(y, x, np.float32(a), ndrange=y.shape)
-        except BaseException as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=work, args=(y, i)) for i, y in enumerate(outs)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
-    for i, y in enumerate(outs):
-        np.testing.assert_array_equal(y, 1 + 5 * i * x)
+    hammer_threads(pk.kernel(_unique_saxpy()))
     assert len(_entries(cache_dir, "opencl")) == 1
 
 

@@ -24,7 +24,6 @@ are built with ``-march=native``).
 from __future__ import annotations
 
 import ctypes
-import functools
 import os
 import platform
 import shutil
@@ -32,14 +31,14 @@ import subprocess
 import sys
 import tempfile
 import threading
-import weakref
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
 from ..errors import BackendUnavailableError, CompilationError
-from .base import ArrayInfo, Availability, Backend
+from .base import Availability, Backend
+from .host import NumPyArrays, arg_key, keys_match
 
 __all__ = ["NativeCPU", "native_toolchain"]
 
@@ -331,7 +330,7 @@ def _compile_error(rendered: Any, log: str) -> CompilationError:
         log=log, source=rendered.source, target="c")
 
 
-class NativeCPU(Backend):
+class NativeCPU(NumPyArrays, Backend):
     """NumPy arrays, run by C++ compiled for this CPU; used by ``CPU()``, not directly.
 
     It reports itself as ``CPU()``: it is the same backend to the user, and
@@ -414,7 +413,7 @@ class NativeCPU(Backend):
                local_size: tuple[int, ...]) -> None:
         n = compiled.nparams
         last = compiled.last
-        if last is None or not _same_args(last, args, n):
+        if last is None or not keys_match(last[0], args, n):
             last = compiled.last = _argument_block(compiled, args)
         key = (global_size, local_size, *args[n:])
         geom = compiled.geoms.get(key)
@@ -425,26 +424,8 @@ class NativeCPU(Backend):
             compiled.geoms[key] = geom
         compiled.fn(last[1], geom)
 
-    def array_info(self, array: Any) -> ArrayInfo | None:
-        if type(array) is not np.ndarray and not isinstance(array, np.ndarray):
-            return None
-        flags = array.flags
-        return ArrayInfo(array.dtype, array.shape, flags.c_contiguous, flags.writeable, array)
-
     def synchronize(self) -> None:
         pass  # every launch has finished when it returns
-
-    def allocate(self, shape: Any, dtype: Any) -> np.ndarray:
-        return np.empty(shape, dtype)
-
-    def zeros(self, shape: Any, dtype: Any) -> np.ndarray:
-        return np.zeros(shape, dtype)
-
-    def to_device(self, array: np.ndarray) -> np.ndarray:
-        return np.array(array, order="C", copy=True)
-
-    def to_host(self, array: np.ndarray) -> np.ndarray:
-        return np.array(array, copy=True)
 
 
 def _geometry(sizes: list, global_size: tuple[int, ...], local_size: tuple[int, ...]) -> Any:
@@ -455,7 +436,7 @@ def _geometry(sizes: list, global_size: tuple[int, ...], local_size: tuple[int, 
 
 
 def _argument_block(compiled: _Compiled, args: list) -> tuple:
-    """``pk_argv`` for ``args``, and the record :func:`_same_args` compares with.
+    """``pk_argv`` for ``args``, and the record :func:`~.host.keys_match` compares with.
 
     Arrays are referenced weakly: when one dies, the record is dropped (so a new
     array at the same address never meets a stale entry). Scalars are copied into
@@ -463,41 +444,14 @@ def _argument_block(compiled: _Compiled, args: list) -> tuple:
     """
     n = compiled.nparams
     argv = (ctypes.c_void_p * max(n, 1))()
-    keys: list = []
+    keys = [arg_key(args[i], compiled) for i in range(n)]
     keep: list = []
-    forget = functools.partial(_forget, weakref.ref(compiled))
     for i in range(n):
         a = args[i]
         if isinstance(a, np.ndarray):
-            keys.append((weakref.ref(a, forget), a.shape, a.flags.writeable))
             argv[i] = a.ctypes.data
         else:
-            dtype = compiled.scalars[i]
-            buf = np.array(a, dtype=dtype)
+            buf = np.array(a, dtype=compiled.scalars[i])
             keep.append(buf)
-            keys.append((None, a, buf.tobytes()))
             argv[i] = buf.ctypes.data
     return tuple(keys), argv, keep
-
-
-def _same_args(record: tuple, args: list, n: int) -> bool:
-    """True when ``args[:n]`` are the arrays and scalar values of the recorded launch."""
-    keys = record[0]
-    for i in range(n):
-        k = keys[i]
-        a = args[i]
-        ref = k[0]
-        if ref is None:
-            # Bytes, not ==: 0.0 == -0.0, and NaN != NaN.
-            if a is not k[1] and (type(a) is not type(k[1]) or (
-                    a.tobytes() if isinstance(a, np.generic) else a) != k[2]):
-                return False
-        elif ref() is not a or a.shape != k[1] or a.flags.writeable != k[2]:
-            return False
-    return True
-
-
-def _forget(compiled_ref: Any, _dead: Any) -> None:
-    compiled = compiled_ref()
-    if compiled is not None:
-        compiled.last = None

@@ -10,7 +10,6 @@ waits for the kernel before returning. ``OpenCL(queue)`` runs
 from __future__ import annotations
 
 import ctypes
-import functools
 import math
 import os
 import platform
@@ -23,6 +22,7 @@ import numpy as np
 
 from ..errors import BackendUnavailableError, CompilationError, LaunchError
 from .base import ArrayInfo, Availability, Backend, pow2_groups
+from .host import NumPyArrays, arg_key, keys_match
 
 __all__ = ["OpenCL", "CPU", "cpu_install_hint"]
 
@@ -447,13 +447,6 @@ class CPU(OpenCL):
     def __repr__(self) -> str:
         return "CPU()"
 
-    def array_info(self, array: Any) -> ArrayInfo | None:
-        if type(array) is not np.ndarray and not isinstance(array, np.ndarray):
-            return None
-        flags = array.flags
-        # The buffer wraps the array's own memory (USE_HOST_PTR): no copy either way.
-        return ArrayInfo(array.dtype, array.shape, flags.c_contiguous, flags.writeable, array)
-
     def launch(self, compiled: Any, args: list, global_size: tuple[int, ...],
                local_size: tuple[int, ...]) -> None:
         cl = sys.modules["pyopencl"]
@@ -480,17 +473,13 @@ class CPU(OpenCL):
     def synchronize(self) -> None:
         self.queue.finish()
 
-    def allocate(self, shape: Any, dtype: Any) -> np.ndarray:
-        return np.empty(shape, dtype)
-
-    def zeros(self, shape: Any, dtype: Any) -> np.ndarray:
-        return np.zeros(shape, dtype)
-
-    def to_device(self, array: np.ndarray) -> np.ndarray:
-        return np.array(array, order="C", copy=True)
-
-    def to_host(self, array: np.ndarray) -> np.ndarray:
-        return np.array(array, copy=True)
+    # NumPy arrays: array_info, allocate, zeros, to_device, to_host come from
+    # NumPyArrays. The buffers wrap the arrays' own memory (USE_HOST_PTR): no copy.
+    array_info = NumPyArrays.array_info
+    allocate = NumPyArrays.allocate
+    zeros = NumPyArrays.zeros
+    to_device = NumPyArrays.to_device
+    to_host = NumPyArrays.to_host
 
 
 _CPU_STATE = frozenset({"queue", "context", "device", "_programs", "_max_wg", "_max_items",
@@ -542,18 +531,14 @@ def _host_buffers(cl: Any, context: Any, args: list, compiled: _Compiled) -> tup
     goes, so a later array at the same address never meets a stale buffer.
     """
     mf = cl.mem_flags
-    keys: list = []
+    keys = [arg_key(a, compiled) for a in args]
     for n, a in enumerate(args):
         if isinstance(a, np.ndarray):  # subclasses too (np.memmap): array_info takes them
-            keys.append((weakref.ref(a, functools.partial(_forget, weakref.ref(compiled))),
-                         a.shape, a.flags.writeable))
             flag = mf.READ_WRITE if a.flags.writeable else mf.READ_ONLY
             # An empty array has no memory to wrap: a one-element stand-in, which the
             # buffer keeps alive, takes its place (the kernel never reads it).
             host = np.empty(1, a.dtype) if a.size == 0 else _memory_of(a)
             args[n] = cl.Buffer(context, flag | mf.USE_HOST_PTR, hostbuf=host)
-        else:
-            keys.append((None, a, a.tobytes() if isinstance(a, np.generic) else a))
     return tuple(keys), tuple(args)
 
 
@@ -569,25 +554,10 @@ def _memory_of(a: np.ndarray) -> Any:
 def _same_args(record: tuple, args: list) -> bool:
     """True when ``args`` are the arrays and scalar values of the recorded launch."""
     keys, buffers = record
-    if len(keys) != len(args):
+    if len(keys) != len(args) or not keys_match(keys, args, len(args)):
         return False
-    for k, a in zip(keys, args, strict=False):
-        ref = k[0]
-        if ref is None:
-            # Bytes, not ==: 0.0 == -0.0, and NaN != NaN.
-            if a is not k[1] and (type(a) is not type(k[1]) or (
-                    a.tobytes() if isinstance(a, np.generic) else a) != k[2]):
-                return False
-        elif ref() is not a or a.shape != k[1] or a.flags.writeable != k[2]:
-            return False
     args[:] = buffers
     return True
-
-
-def _forget(compiled_ref: Any, _dead: Any) -> None:
-    compiled = compiled_ref()
-    if compiled is not None:
-        compiled.last = None
 
 
 def _find_cpu_device(cl: Any) -> Any:
