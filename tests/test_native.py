@@ -393,3 +393,9 @@ def test_code_that_compiles_nowhere_raises_the_native_error():
             k(y, ndrange=4)
         assert info.value.target == "c" and "nowhere" in str(info.value)
     np.testing.assert_array_equal(y, 0)
+
+
+def test_available_reports_a_bad_portakern_cpu_instead_of_raising(monkeypatch):
+    monkeypatch.setenv("PORTAKERN_CPU", "gpu")
+    status = pk.CPU.available()
+    assert not status and "PORTAKERN_CPU='gpu'" in status.reason

@@ -422,8 +422,11 @@ class CPU(OpenCL):
     @classmethod
     def available(cls) -> Availability:
         """Available when the native path or a CPU OpenCL device is."""
-        if _native_backend() is not None:
-            return Availability(True)
+        try:
+            if _native_backend() is not None:
+                return Availability(True)
+        except BackendUnavailableError as exc:  # PORTAKERN_CPU asks for what is not here
+            return Availability(False, str(exc))
         return cls.opencl_available()
 
     @classmethod
