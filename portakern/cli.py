@@ -318,11 +318,15 @@ def _check_c(rendered: Any, sources: dict[str, str]) -> str:
     status = NativeCPU.available()
     if not status:
         raise BackendUnavailableError(status.reason)
-    if any(m in rendered.source for m in _LOCKSTEP_MARKERS):
+    from .lower import lockstep_jump
+
+    lowered = rendered.lowered
+    jump = lowered.lockstep and lockstep_jump(lowered.body)
+    if jump:
         raise BackendUnavailableError(
-            "@synchronize/@localmem: CPU() runs this kernel on its OpenCL device, "
-            "checked on the opencl line")
-    backend = NativeCPU()
+            f"{jump} in a kernel with @synchronize/@localmem: CPU() runs it on its OpenCL "
+            f"device, checked on the opencl line")
+    backend = NativeCPU(lockstep=lowered.lockstep)
     backend.compile(rendered)
     return f"shared object built with {Path(backend.toolchain.compiler).name} (CPU native path)"
 
@@ -361,9 +365,6 @@ def _check_metal(rendered: Any, sources: dict[str, str]) -> str:
 
 _CHECKERS = {"opencl": _check_opencl, "c": _check_c, "cuda": _check_cuda,
              "metal": _check_metal}
-# What templates/c/macros.j2 writes for the constructs the native path cannot run.
-_LOCKSTEP_MARKERS = frozenset({"pk_synchronize_needs_the_opencl_target",
-                               "pk_localmem_needs_the_opencl_target"})
 
 
 def cmd_check(args: argparse.Namespace, out: TextIO | None = None) -> int:

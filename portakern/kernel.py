@@ -27,7 +27,7 @@ from .errors import (
     NDRangeError,
 )
 from .language import KernelDef, Module, parse
-from .lower import infer_ndim, lower_kernel
+from .lower import LOCKSTEP_TARGETS, infer_ndim, lower_kernel, needs_lockstep
 from .render import TARGETS, KernelTemplate, RenderedKernel, check_constants, render_lowered
 from .types import KNOWN_TYPES, TYPE_DTYPES, as_type_name, type_name_of
 
@@ -144,7 +144,10 @@ class Kernel:
                     f"kernel {kdef.name!r}: type variable(s) {', '.join(missing)} unbound; "
                     f"pass arrays that bind them or use "
                     f"kernel.specialize({missing[0]}='float')")
-            lowered = lower_kernel(kdef, module, ndim)
+            # Targets whose backend runs a group's work-items in loops get barrier
+            # kernels lowered into work-item loops (lower_kernel's ``lockstep``).
+            lockstep = target in LOCKSTEP_TARGETS and needs_lockstep(kdef)
+            lowered = lower_kernel(kdef, module, ndim, lockstep=lockstep)
             hit = render_lowered(lowered, module.helpers, target, full,
                                  self._template.filename, user_source=self._template.source,
                                  **extra)
@@ -356,6 +359,8 @@ class Launcher:
         """
         import warnings
 
+        from .lower import NotLockstep
+
         self._runner, self._memo = self.backend, None
         self._plans.clear()
         try:
@@ -364,6 +369,8 @@ class Launcher:
             self._runner, self._memo = None, None
             self._plans.clear()
             raise exc from None
+        if isinstance(exc, NotLockstep):
+            return  # a documented limit of the native path (docs/cpu.md), not a user error
         warnings.warn(
             f"kernel {self.kernel.name!r} runs on {self.backend!r}'s OpenCL device: its C++ "
             f"rendering (target 'c', the native path) does not compile. Put OpenCL-only "

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .errors import NDRangeError
+from .errors import CompilationError, NDRangeError
 from .language import (
     KernelDef,
     Module,
@@ -37,6 +37,7 @@ from .language import (
 from .types import KNOWN_TYPES
 
 __all__ = ["Gen", "Call", "LoweredKernel", "lower_kernel", "lower_helpers", "KERNEL_CONSTRUCTS",
+           "LOCKSTEP_TARGETS", "lockstep_blocker", "lockstep_jump", "needs_lockstep",
            "infer_ndim"]
 
 KERNEL_CONSTRUCTS = frozenset({
@@ -77,7 +78,19 @@ class _Uniform:
 
 
 _UNIFORM = _Uniform()
+
+
+class NotLockstep(CompilationError):
+    """A kernel the lockstep lowering cannot express; its launcher runs it elsewhere."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, log="", source="", target="c")
 _BARRIER = "barrier"
+_LOCKSTEP = frozenset({"@synchronize", "@localmem"})
+#: Targets whose launcher runs a group's work-items one after another in loops:
+#: barrier kernels are lowered for them with ``lockstep`` (see :func:`lower_kernel`).
+LOCKSTEP_TARGETS = frozenset({"c"})
+_JUMPS = frozenset({"return", "break", "continue", "goto"})
 
 
 @dataclass
@@ -93,6 +106,8 @@ class LoweredKernel:
     body: list = field(default_factory=list)
     masked: bool = True
     line: int = 0  # the user's line of the @kernel signature
+    #: Lowered for a target that runs a group's work-items in loops (see lower_kernel).
+    lockstep: bool = False
 
 
 def infer_ndim(kernel: KernelDef) -> int:
@@ -433,11 +448,15 @@ class _Lowerer:
                         bad or Token("at", "@synchronize", 1, 1)) from None
             elif first is _UNIFORM:
                 out += self.flush(run)
+                self.group_level(stmt)
                 out += [it for it in stmt if it is not _UNIFORM]
             else:
                 run.append(stmt)
         out += self.flush(run)
         return out
+
+    def group_level(self, items: list) -> None:
+        """Code every work-item runs alike (``@uniform``, a loop around a barrier)."""
 
     def compound(self, stmt: list, sig: list) -> list:
         first = sig[0]
@@ -446,6 +465,7 @@ class _Lowerer:
             start = stmt.index(first)
             popen = _index_of(stmt, start, "(")
             pclose = _match_items(stmt, popen)
+            self.group_level(stmt[:pclose + 1])
             rest = stmt[pclose + 1:]
             rsig = [n for n, it in enumerate(rest)
                     if not (isinstance(it, Token) and it.kind in ("ws", "comment"))]
@@ -459,6 +479,7 @@ class _Lowerer:
             start = stmt.index(first)
             bopen = _index_of(stmt, start, "{")
             bclose = _match_items(stmt, bopen)
+            self.group_level(stmt[bclose:])
             return stmt[:bopen + 1] + self.block(stmt[bopen + 1:bclose]) + stmt[bclose:]
         if isinstance(first, Token) and first.is_punct("{"):
             bopen = stmt.index(first)
@@ -570,6 +591,100 @@ class _Lowerer:
                 and isinstance(sig[n + 1], Token) and sig[n + 1].text in ("=", ";", "[", ","))
 
 
+
+class _LockstepLowerer(_Lowerer):
+    """Lowers a barrier kernel into work-item loops (see :func:`lower_kernel`)."""
+
+    def __init__(self, kernel: KernelDef, module: Module, ndim: int) -> None:
+        super().__init__(kernel, module, ndim)
+        self.scopes: list[list[str]] = []
+
+    def mask(self, items: list) -> tuple[list, bool]:
+        # Every kernel goes through block(): even without a barrier (@localmem only) or
+        # with unsafe_indices, its statements must run inside a work-item loop.
+        self.masked = not self.k.unsafe_indices
+        return self.block(items), self.masked
+
+    def block(self, items: list) -> list:
+        self.scopes.append([])
+        try:
+            return super().block(items)
+        finally:
+            self.scopes.pop()
+
+    def flush(self, run: list[list]) -> list:
+        if not run:
+            return []
+        hoisted: list = []
+        inner: list = []
+        for stmt in run:
+            decl = self.split_declaration(stmt)
+            if decl is None:
+                inner += stmt
+            else:
+                h, body = decl
+                hoisted += self.per_item(h)
+                inner += body
+        run.clear()
+        begin: list = [Call("items_begin", (self.ndim,))]
+        if self.masked:
+            begin += [Gen("const bool pk_active = ")] + self.active() + [Gen(";")]
+        for scope in self.scopes:
+            for name in scope:
+                begin.append(Gen(f" auto& {name} = pk_priv_{name}[pk_lid];"))
+        if self.masked:
+            inner = [Gen("if (pk_active) {")] + inner + [Gen("}")]
+        return hoisted + begin + inner + [Call("items_end", ())]
+
+    def group_level(self, items: list) -> None:
+        # Here the code runs once per group, outside the work-item loops: it cannot
+        # read or write a variable that has one value per work-item.
+        names = {n for scope in self.scopes for n in scope}
+        for it in items:
+            if isinstance(it, Token) and it.kind == "id" and it.text in names:
+                raise NotLockstep(
+                    f"kernel {self.k.name!r}: {it.text!r} (line {it.line}) has a value per "
+                    f"work-item, but the code around @synchronize that reads it runs once "
+                    f"per group on the CPU's native path; mark a group-wide value @uniform")
+
+    def split_declaration(self, stmt: list) -> tuple[list, list] | None:
+        if any(isinstance(it, Gen) and it.text == " = " for it in stmt):
+            return self.split_generated(stmt)
+        return super().split_declaration(stmt)
+
+    def split_generated(self, stmt: list) -> tuple[list, list]:
+        """``long i = X, j = Y;`` (an NTuple unpacking) -> ``long i; long j;`` + ``i = X; j = Y;``.
+
+        The values are per work-item, so they are assigned in the work-item loop;
+        the base class hoists the whole declaration, which is right where every
+        item runs it at the same place, not here.
+        """
+        start = next(n for n, it in enumerate(stmt)
+                     if not (isinstance(it, Token) and it.kind in ("ws", "comment")))
+        type_tok = stmt[start]
+        end = max(n for n, it in enumerate(stmt) if _is_tok(it, ";"))
+        hoisted: list = list(stmt[:start])
+        masked: list = []
+        for chunk in _split_gen(stmt[start + 1:end], ", "):
+            eq = next(n for n, it in enumerate(chunk) if isinstance(it, Gen) and it.text == " = ")
+            name = next(it for it in chunk[:eq] if isinstance(it, Token) and it.kind == "id")
+            hoisted += [type_tok, Gen(" "), name, Gen(";")]
+            masked += [name, Gen(" = ")] + chunk[eq + 1:] + [Gen(";")]
+        return hoisted, masked
+
+    def per_item(self, hoisted: list) -> list:
+        """``T a; T x[3];`` -> ``T pk_priv_a[pk_items]; T pk_priv_x[pk_items][3];``."""
+        out: list = []
+        for decl in _split_after(hoisted, ";"):
+            at = _declarator_name(decl)
+            if at is None or not isinstance(decl[at], Token):
+                out += decl  # blanks and comments
+                continue
+            name = decl[at].text
+            self.scopes[-1].append(name)
+            out += decl[:at] + [Gen(f"pk_priv_{name}[pk_items]")] + decl[at + 1:]
+        return out
+
 def _is_tok(it: object, *texts: str) -> bool:
     if not isinstance(it, Token):
         return False
@@ -599,6 +714,27 @@ def _declarator_name(chunk: list) -> int | None:
         if isinstance(it, Token) and it.kind == "id" and it.text not in ("const", "volatile"):
             return n
     return None
+
+
+def _split_after(items: list, sep: str) -> list[list]:
+    """Split a flat list after each top-level ``sep`` (Gen or Token), keeping it."""
+    chunks: list[list] = [[]]
+    for it in items:
+        chunks[-1].append(it)
+        if (isinstance(it, Gen) and it.text == sep) or _is_tok(it, sep):
+            chunks.append([])
+    return [c for c in chunks if c]
+
+
+def _split_gen(items: list, sep: str) -> list[list]:
+    """Split a flat list at each generated ``Gen(sep)`` (what the lowering itself wrote)."""
+    chunks: list[list] = [[]]
+    for it in items:
+        if isinstance(it, Gen) and it.text == sep:
+            chunks.append([])
+        else:
+            chunks[-1].append(it)
+    return chunks
 
 
 def _split_top(items: list, sep: str) -> list[list]:
@@ -702,12 +838,46 @@ def _defined_macros(helpers: list[Token]) -> set[str]:
     return names
 
 
-def lower_kernel(kernel: KernelDef, module: Module, ndim: int) -> LoweredKernel:
-    """Lower one kernel for an ndrange of ``ndim`` axes."""
+def needs_lockstep(kernel: KernelDef) -> bool:
+    """Whether the work-items of a group must run in step: ``@synchronize`` or ``@localmem``."""
+    return any(t.kind == "at" and t.text in _LOCKSTEP for t in kernel.body)
+
+
+def lockstep_blocker(kernel: KernelDef) -> str | None:
+    """Why :func:`lower_kernel` cannot give ``kernel`` work-item loops, or None.
+
+    In a work-item loop, ``return``, ``break``, ``continue`` and ``goto`` would leave
+    the loop (or the launch) instead of ending the work-item's part.
+    """
+    return lockstep_jump(kernel.body)
+
+
+def lockstep_jump(items: list) -> str | None:
+    """The first jump statement among tokens or lowered parts, as ``'return' at line 7``."""
+    for t in items:
+        if isinstance(t, Token) and t.kind == "id" and t.text in _JUMPS:
+            return f"'{t.text}' at line {t.line}"
+    return None
+
+
+def lower_kernel(kernel: KernelDef, module: Module, ndim: int, *,
+                 lockstep: bool = False) -> LoweredKernel:
+    """Lower one kernel for an ndrange of ``ndim`` axes.
+
+    ``lockstep`` lowers a kernel with ``@synchronize`` or ``@localmem`` for a target
+    that runs each workgroup's work-items one after another (CPU()'s native path, the
+    ``c`` target), the way KernelAbstractions' CPU backend does: the body is cut at each
+    barrier into runs, each run becomes a loop over the group's work-items
+    (``items_begin``/``items_end`` macros), a barrier is the end of one loop and the
+    start of the next, and a variable declared in a run lives on as one element per
+    work-item (``pk_priv_<name>[pk_items]``, bound by reference in every later loop).
+    A loop around ``@synchronize`` runs once per group, so its bounds must be uniform,
+    as on every target. The caller checks :func:`lockstep_blocker` first.
+    """
     if isinstance(ndim, bool) or not isinstance(ndim, int) or not 0 <= ndim <= 3:
         raise NDRangeError(f"kernel {kernel.name!r}: the ndrange rank must be 0, 1, 2 or 3, "
                            f"got {ndim!r}")
-    lw = _Lowerer(kernel, module, ndim)
+    lw = (_LockstepLowerer if lockstep else _Lowerer)(kernel, module, ndim)
     items = lw.lower_tokens(kernel.body)
     try:
         body, masked = lw.mask(items)
@@ -715,10 +885,11 @@ def lower_kernel(kernel: KernelDef, module: Module, ndim: int) -> LoweredKernel:
         raise module.source_map.error_at(
             f"kernel {kernel.name!r} nests blocks around @synchronize too deeply to lower",
             Token("at", "@kernel", kernel.line, kernel.col)) from None
-    if masked:
+    if masked and not lockstep:
         body = [Gen("const bool pk_active = ")] + lw.active() + [Gen(";\n")] + body
     return LoweredKernel(kernel.name, kernel.params, kernel.type_vars, ndim,
-                         kernel.unsafe_indices, lw.localmem, body, masked, kernel.line)
+                         kernel.unsafe_indices, lw.localmem, body, masked, kernel.line,
+                         lockstep)
 
 
 def lower_helpers(helpers: list[Token]) -> list:

@@ -277,15 +277,16 @@ def test_opencl_renderings_build(case):
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_c_renderings_build(case):
     from portakern.backends.native import NativeCPU
-    from portakern.lower import infer_ndim
+    from portakern.lower import infer_ndim, lockstep_blocker, needs_lockstep
 
     if not NativeCPU.available():
         pytest.skip(f"no native CPU path: {NativeCPU.available().reason}")
-    backend = NativeCPU()
     k = pk.Kernel(case.source, case.kernel, filename=case.filename, **case.constants)
+    backend = NativeCPU(lockstep=needs_lockstep(k._parse("c")[1]))
     kdef = k._parse("c")[1]
-    if any(t.kind == "at" and t.text in ("@synchronize", "@localmem") for t in kdef.body):
-        pytest.skip("CPU() runs kernels with barriers on OpenCL, not through the c target")
+    if lockstep_blocker(kdef):
+        pytest.skip(f"CPU() runs this kernel on OpenCL: {lockstep_blocker(kdef)} in a kernel "
+                    f"with barriers")
     ndim = infer_ndim(kdef) if case.ndim is None else case.ndim
     compiled = backend.compile(k.rendered("c", case.bindings, ndim))
     assert compiled.fn is not None

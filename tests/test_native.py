@@ -59,17 +59,97 @@ def _objects(d) -> list:
 
 # -- which path runs a kernel ------------------------------------------------------------
 
-def test_elementwise_kernel_runs_native_and_barrier_kernel_on_opencl(monkeypatch):
+def test_elementwise_and_barrier_kernels_both_run_native(monkeypatch):
     monkeypatch.delenv("PORTAKERN_CPU", raising=False)
     y, x = np.ones(100, np.float32), np.arange(100, dtype=np.float32)
-    assert isinstance(_runner(pk.kernel(_unique_saxpy()), y, x, np.float32(2), ndrange=100),
-                      NativeCPU)
+    runner = _runner(pk.kernel(_unique_saxpy()), y, x, np.float32(2), ndrange=100)
+    assert isinstance(runner, NativeCPU) and not runner.lockstep
     np.testing.assert_array_equal(y, 2 * x + 1)
     x = np.arange(128, dtype=np.float32)
     y = np.zeros(128, np.float32)
     runner = _runner(pk.kernel(BARRIER), y, x, ndrange=128, workgroupsize=64)
-    assert type(runner) is pk.CPU
+    assert isinstance(runner, NativeCPU) and runner.lockstep
     np.testing.assert_array_equal(y, np.concatenate([x[63::-1], x[:63:-1]]))
+
+
+def test_barrier_kernel_with_a_jump_runs_on_opencl(monkeypatch):
+    monkeypatch.delenv("PORTAKERN_CPU", raising=False)
+    src = BARRIER.replace("y[@index(Global, Linear)] = t[63 - l];",
+                          "if (l > 1000) { return; }\n    y[@index(Global, Linear)] = t[63 - l];")
+    x = np.arange(128, dtype=np.float32)
+    y = np.zeros(128, np.float32)
+    assert type(_runner(pk.kernel(src), y, x, ndrange=128, workgroupsize=64)) is pk.CPU
+    np.testing.assert_array_equal(y, np.concatenate([x[63::-1], x[:63:-1]]))
+
+
+def test_per_item_value_around_a_barrier_loop_runs_on_opencl_without_a_warning(monkeypatch):
+    # `s` has a value per work-item; the loop around @synchronize runs once per group
+    # on the native path, so the kernel goes to OpenCL (a documented limit, no warning).
+    import warnings
+
+    monkeypatch.delenv("PORTAKERN_CPU", raising=False)
+    src = """
+    @kernel void ring(int* y, const int* x, int steps) {
+        @localmem int buf[8];
+        const long li = @index(Local, Linear);
+        buf[li] = x[@index(Global, Linear)];
+        int s = 0;
+        while (s < steps) {
+            @synchronize();
+            const int v = buf[(li + 1) % 8];
+            @synchronize();
+            buf[li] = v;
+            s++;
+        }
+        y[@index(Global, Linear)] = buf[li];
+    }"""
+    x = np.arange(32, dtype=np.int32)
+    y = np.zeros(32, np.int32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        runner = _runner(pk.kernel(src), y, x, np.int32(3), ndrange=32, workgroupsize=8)
+    assert type(runner) is pk.CPU
+    np.testing.assert_array_equal(
+        y, np.concatenate([np.roll(x[g:g + 8], -3) for g in range(0, 32, 8)]))
+    # Marked @uniform, the loop bound is a group value: the native path takes it.
+    uniform = src.replace("int s = 0;\n        while (s < steps) {",
+                          "for (int s = 0; s < steps; ++s) {").replace("            s++;\n", "")
+    y[:] = 0
+    runner = _runner(pk.kernel(uniform), y, x, np.int32(3), ndrange=32, workgroupsize=8)
+    assert isinstance(runner, NativeCPU) and runner.lockstep
+    np.testing.assert_array_equal(
+        y, np.concatenate([np.roll(x[g:g + 8], -3) for g in range(0, 32, 8)]))
+
+
+def test_per_item_state_across_barriers_with_a_partial_group():
+    # Each item keeps `mine` and an @private array across two barriers; the last group
+    # is partial (the bounds mask keeps its missing items out of every run).
+    src = """
+    @kernel void shift(float* y, const float* x) {
+        @localmem float t[16];
+        @private float acc[2];
+        const long l = @index(Local, Linear);
+        const long i = @index(Global, Linear);
+        const float mine = x[i] * 2.0f;
+        acc[0] = mine;
+        t[l] = mine;
+        @synchronize();
+        acc[1] = l + 1 < @groupsize() && i + 1 < @ndrange() ? t[l + 1] : 0.0f;
+        @synchronize();
+        t[l] = acc[1];
+        @synchronize();
+        y[i] = acc[0] + t[l] + mine;
+    }"""
+    n = 40  # groups of 16: the last has 8 items
+    x = np.arange(n, dtype=np.float32)
+    y = np.zeros(n, np.float32)
+    runner = _runner(pk.kernel(src), y, x, ndrange=n, workgroupsize=16)
+    assert isinstance(runner, NativeCPU) and runner.lockstep
+    nxt = np.zeros(n, np.float32)
+    for g in range(0, n, 16):
+        seg = 2 * x[g:g + 16]
+        nxt[g:g + len(seg) - 1] = seg[1:]
+    np.testing.assert_array_equal(y, 4 * x + nxt)
 
 
 def test_portakern_cpu_opencl_sends_everything_to_opencl(monkeypatch):

@@ -340,15 +340,19 @@ class NativeCPU(NumPyArrays, Backend):
     name: ClassVar[str] = "CPU"
     target: ClassVar[str] = "c"
     synchronous: ClassVar[bool] = True
-    #: The work-item loops stop at the ndrange: no bounds mask, any workgroup shape.
-    clips_ndrange: ClassVar[bool] = True
     for_array = classmethod(Backend.for_array.__func__)  # type: ignore[assignment]
 
-    def __init__(self) -> None:
+    def __init__(self, lockstep: bool = False) -> None:
         toolchain = native_toolchain()
         if isinstance(toolchain, str):
             raise BackendUnavailableError(f"CPU native path unavailable: {toolchain}")
         self.toolchain = toolchain
+        #: Runs kernels with barriers (lowered into work-item loops, every item of a
+        #: group present), rather than elementwise ones.
+        self.lockstep = lockstep
+        #: Elementwise kernels: the work-item loops stop at the ndrange, so no bounds
+        #: mask and any workgroup shape. Barrier kernels run whole groups, masked.
+        self.clips_ndrange = not lockstep
         self._programs: dict[str, _Compiled] = {}
         self._failed: dict[str, CompilationError] = {}
 
@@ -370,7 +374,7 @@ class NativeCPU(NumPyArrays, Backend):
 
     @property
     def cache_key(self) -> Any:
-        return ("native", self.toolchain.identity)
+        return ("native", self.toolchain.identity, self.lockstep)
 
     def compile(self, rendered: Any) -> _Compiled:
         hit = self._programs.get(rendered.source)

@@ -414,10 +414,14 @@ class CPU(OpenCL):
         native = _native_backend()
         if native is None:
             return self
+        from ..lower import lockstep_blocker, needs_lockstep
+
         kdef = kernel._parse("c")[1]
-        if any(t.kind == "at" and t.text in _LOCKSTEP for t in kdef.body):
-            return self
-        return native
+        if not needs_lockstep(kdef):
+            return native[0]
+        # Barrier kernels run natively as work-item loops, unless a jump statement
+        # would leave those loops (the OpenCL device runs them instead).
+        return self if lockstep_blocker(kdef) else native[1]
 
     @classmethod
     def available(cls) -> Availability:
@@ -487,7 +491,6 @@ class CPU(OpenCL):
 
 _CPU_STATE = frozenset({"queue", "context", "device", "_programs", "_max_wg", "_max_items",
                         "_extensions", "_map_after"})
-_LOCKSTEP = frozenset({"@synchronize", "@localmem"})
 _NATIVE: list[Any] = []
 
 
@@ -502,7 +505,7 @@ def cpu_mode() -> str:
 
 
 def _native_backend() -> Any:
-    """The native path's backend, or None when CPU() runs everything on OpenCL."""
+    """The native path's backends (elementwise, lockstep), or None when all is OpenCL."""
     mode = cpu_mode()
     if mode == "opencl":
         return None
@@ -511,7 +514,8 @@ def _native_backend() -> Any:
 
         with _LOCK:
             if not _NATIVE:
-                _NATIVE.append(NativeCPU() if NativeCPU.available() else None)
+                _NATIVE.append((NativeCPU(), NativeCPU(lockstep=True))
+                               if NativeCPU.available() else None)
     native = _NATIVE[0]
     if native is None and mode == "native":
         from .native import NativeCPU

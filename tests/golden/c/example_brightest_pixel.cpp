@@ -47,13 +47,25 @@ typedef float T;
 
 
 #line 37 "portakern/examples/reduce.pk"
-static inline PK_ALWAYS_INLINE void pk_item_argmax_groups(float* best, long long* best_index, const float* __restrict__ x, const long long pk_n0, const long long pk_l0, const long long pk_g0, const long long pk_ls0, const long long pk_ng0)
+
+extern "C" PK_EXPORT void pk_launch(void* const* pk_argv, const long long* pk_geom)
 {
+    float* best = (float*)pk_argv[0];
+    long long* best_index = (long long*)pk_argv[1];
+    const float* __restrict__ x = (const float*)pk_argv[2];
+    const long long pk_n0 = pk_geom[0];
+    const long long pk_ls0 = pk_geom[1];
+    const long long pk_ng0 = pk_geom[2];
+    const long long pk_ext0 = pk_geom[3];
+    const long long pk_groups = pk_ng0;
+    const long long pk_items = pk_ls0;
+#pragma omp parallel for schedule(static) if (pk_groups > 1)
+    for (long long pk_grp = 0; pk_grp < pk_groups; ++pk_grp) {
+        const long long pk_g0 = pk_grp;
 #line 38 "portakern/examples/reduce.pk"
-pk_localmem_needs_the_opencl_target(val);
+T val[256];
 #line 39 "portakern/examples/reduce.pk"
-pk_localmem_needs_the_opencl_target(idx);
-const bool pk_active = (pk_g0 * pk_ls0 + pk_l0) < pk_n0;
+long long idx[256];
 
     
     
@@ -62,16 +74,16 @@ const bool pk_active = (pk_g0 * pk_ls0 + pk_l0) < pk_n0;
 const long long n = (pk_n0);
      const long long group = (pk_g0);
      const long long count = min((long long)(pk_ls0), n - group * (long long)(pk_ls0));
-     long long  lid ;
-     long long  i ;if (pk_active) {
+     long long  pk_priv_lid[pk_items] ;
+     long long  pk_priv_i[pk_items] ;for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l0; const bool pk_active = (pk_g0 * pk_ls0 + pk_l0) < pk_n0; auto& lid = pk_priv_lid[pk_lid]; auto& i = pk_priv_i[pk_lid];if (pk_active) {
 #line 43 "portakern/examples/reduce.pk"
 lid =  (pk_l0);
 #line 44 "portakern/examples/reduce.pk"
 i =  ((pk_g0 * pk_ls0 + pk_l0));
     val[lid] = x[i];
-    idx[lid] = i;}
-    pk_synchronize_needs_the_opencl_target();
-    for (long long s = (pk_ls0) / 2; s > 0; s /= 2) {if (pk_active) {
+    idx[lid] = i;}}
+    /* @synchronize: the work-item loop above has ended */;
+    for (long long s = (pk_ls0) / 2; s > 0; s /= 2) {for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l0; const bool pk_active = (pk_g0 * pk_ls0 + pk_l0) < pk_n0; auto& lid = pk_priv_lid[pk_lid]; auto& i = pk_priv_i[pk_lid];if (pk_active) {
         if (lid < s && lid + s < count) {
             const T other = val[lid + s];
             const long long other_index = idx[lid + s];
@@ -80,33 +92,14 @@ i =  ((pk_g0 * pk_ls0 + pk_l0));
                 val[lid] = other;
                 idx[lid] = other_index;
             }
-        }}
-        pk_synchronize_needs_the_opencl_target();
-    }if (pk_active) {
+        }}}
+        /* @synchronize: the work-item loop above has ended */;
+    }for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l0; const bool pk_active = (pk_g0 * pk_ls0 + pk_l0) < pk_n0; auto& lid = pk_priv_lid[pk_lid]; auto& i = pk_priv_i[pk_lid];if (pk_active) {
     if (lid == 0) {
         best[group] = val[0];
         best_index[group] = idx[0];
     }
-}
+}}
 
-}
-
-extern "C" PK_EXPORT void pk_launch(void* const* pk_argv, const long long* pk_geom)
-{
-    float* const pk_a0 = (float*)pk_argv[0];
-    long long* const pk_a1 = (long long*)pk_argv[1];
-    const float* const pk_a2 = (const float*)pk_argv[2];
-    const long long pk_n0 = pk_geom[0];
-    const long long pk_ls0 = pk_geom[1];
-    const long long pk_ng0 = pk_geom[2];
-    const long long pk_ext0 = pk_geom[3];
-    const long long pk_groups = pk_ng0;
-#pragma omp parallel for schedule(static) if (pk_groups > 1)
-    for (long long pk_grp = 0; pk_grp < pk_groups; ++pk_grp) {
-        const long long pk_g0 = pk_grp;
-        const long long pk_end0 = pk_ext0 - pk_g0 * pk_ls0 < pk_ls0 ? pk_ext0 - pk_g0 * pk_ls0 : pk_ls0;
-#pragma omp simd
-        for (long long pk_l0 = 0; pk_l0 < pk_end0; ++pk_l0)
-            pk_item_argmax_groups(pk_a0, pk_a1, pk_a2, pk_n0, pk_l0, pk_g0, pk_ls0, pk_ng0);
     }
 }

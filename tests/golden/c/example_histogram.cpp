@@ -86,11 +86,22 @@ template <typename T, typename V> static inline T pk_atomic_xor(T* p, V v) { ret
 
 
 #line 12 "portakern/examples/histogram.pk"
-static inline PK_ALWAYS_INLINE void pk_item_histogram(unsigned int* counts, const unsigned char* __restrict__ data, const long long pk_n0, const long long pk_l0, const long long pk_g0, const long long pk_ls0, const long long pk_ng0)
+
+extern "C" PK_EXPORT void pk_launch(void* const* pk_argv, const long long* pk_geom)
 {
+    unsigned int* counts = (unsigned int*)pk_argv[0];
+    const unsigned char* __restrict__ data = (const unsigned char*)pk_argv[1];
+    const long long pk_n0 = pk_geom[0];
+    const long long pk_ls0 = pk_geom[1];
+    const long long pk_ng0 = pk_geom[2];
+    const long long pk_ext0 = pk_geom[3];
+    const long long pk_groups = pk_ng0;
+    const long long pk_items = pk_ls0;
+#pragma omp parallel for schedule(static) if (pk_groups > 1)
+    for (long long pk_grp = 0; pk_grp < pk_groups; ++pk_grp) {
+        const long long pk_g0 = pk_grp;
 #line 13 "portakern/examples/histogram.pk"
-pk_localmem_needs_the_opencl_target(local_counts);
-const bool pk_active = (pk_g0 * pk_ls0 + pk_l0) < pk_n0;
+unsigned int local_counts[256];
 
     
      
@@ -98,37 +109,20 @@ const bool pk_active = (pk_g0 * pk_ls0 + pk_l0) < pk_n0;
 const long long n = (pk_n0);
      const long long group = (pk_g0);
      const long long count = min((long long)(pk_ls0), n - group * (long long)(pk_ls0));
-     long long  lid ;if (pk_active) {lid =  (pk_l0);
+     long long  pk_priv_lid[pk_items] ;for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l0; const bool pk_active = (pk_g0 * pk_ls0 + pk_l0) < pk_n0; auto& lid = pk_priv_lid[pk_lid];if (pk_active) {lid =  (pk_l0);
     for (long long b = lid; b < 256; b += count) {
         local_counts[b] = 0;
-    }}
-    pk_synchronize_needs_the_opencl_target();
-     long long  bin ;if (pk_active) {bin =  ((long long)data[((pk_g0 * pk_ls0 + pk_l0))] * 256) / 256;
-    pk_atomic_add(&local_counts[bin], 1u);}
-    pk_synchronize_needs_the_opencl_target();if (pk_active) {
+    }}}
+    /* @synchronize: the work-item loop above has ended */;
+     long long  pk_priv_bin[pk_items] ;for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l0; const bool pk_active = (pk_g0 * pk_ls0 + pk_l0) < pk_n0; auto& lid = pk_priv_lid[pk_lid]; auto& bin = pk_priv_bin[pk_lid];if (pk_active) {bin =  ((long long)data[((pk_g0 * pk_ls0 + pk_l0))] * 256) / 256;
+    pk_atomic_add(&local_counts[bin], 1u);}}
+    /* @synchronize: the work-item loop above has ended */;for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l0; const bool pk_active = (pk_g0 * pk_ls0 + pk_l0) < pk_n0; auto& lid = pk_priv_lid[pk_lid]; auto& bin = pk_priv_bin[pk_lid];if (pk_active) {
     for (long long b = lid; b < 256; b += count) {
         if (local_counts[b] != 0) {
             pk_atomic_add(&counts[b], local_counts[b]);
         }
     }
-}
+}}
 
-}
-
-extern "C" PK_EXPORT void pk_launch(void* const* pk_argv, const long long* pk_geom)
-{
-    unsigned int* const pk_a0 = (unsigned int*)pk_argv[0];
-    const unsigned char* const pk_a1 = (const unsigned char*)pk_argv[1];
-    const long long pk_n0 = pk_geom[0];
-    const long long pk_ls0 = pk_geom[1];
-    const long long pk_ng0 = pk_geom[2];
-    const long long pk_ext0 = pk_geom[3];
-    const long long pk_groups = pk_ng0;
-#pragma omp parallel for schedule(static) if (pk_groups > 1)
-    for (long long pk_grp = 0; pk_grp < pk_groups; ++pk_grp) {
-        const long long pk_g0 = pk_grp;
-        const long long pk_end0 = pk_ext0 - pk_g0 * pk_ls0 < pk_ls0 ? pk_ext0 - pk_g0 * pk_ls0 : pk_ls0;
-        for (long long pk_l0 = 0; pk_l0 < pk_end0; ++pk_l0)
-            pk_item_histogram(pk_a0, pk_a1, pk_n0, pk_l0, pk_g0, pk_ls0, pk_ng0);
     }
 }

@@ -40,26 +40,55 @@ typedef float T;
 
 
 #line 13 "portakern/examples/matmul_tiled.pk"
-static inline PK_ALWAYS_INLINE void pk_item_matmul_tiled(float* c, const float* __restrict__ a, const float* __restrict__ b, const long long K, const long long pk_n0, const long long pk_n1, const long long pk_l0, const long long pk_g0, const long long pk_ls0, const long long pk_ng0, const long long pk_l1, const long long pk_g1, const long long pk_ls1, const long long pk_ng1)
+
+extern "C" PK_EXPORT void pk_launch(void* const* pk_argv, const long long* pk_geom)
 {
+    float* c = (float*)pk_argv[0];
+    const float* __restrict__ a = (const float*)pk_argv[1];
+    const float* __restrict__ b = (const float*)pk_argv[2];
+    const long long K = *(const long long*)pk_argv[3];
+    const long long pk_n0 = pk_geom[0];
+    const long long pk_n1 = pk_geom[1];
+    const long long pk_ls0 = pk_geom[2];
+    const long long pk_ng0 = pk_geom[4];
+    const long long pk_ext0 = pk_geom[6];
+    const long long pk_ls1 = pk_geom[3];
+    const long long pk_ng1 = pk_geom[5];
+    const long long pk_ext1 = pk_geom[7];
+    const long long pk_groups = pk_ng0 * pk_ng1;
+    const long long pk_items = pk_ls0 * pk_ls1;
+#pragma omp parallel for schedule(static) if (pk_groups > 1)
+    for (long long pk_grp = 0; pk_grp < pk_groups; ++pk_grp) {
+        const long long pk_g0 = pk_grp % pk_ng0;
+        const long long pk_g1 = pk_grp / pk_ng0;
 #line 18 "portakern/examples/matmul_tiled.pk"
-pk_localmem_needs_the_opencl_target(ta);
+T ta[16][16];
 #line 19 "portakern/examples/matmul_tiled.pk"
-pk_localmem_needs_the_opencl_target(tb);
+T tb[16][16];
 
     
 #line 14 "portakern/examples/matmul_tiled.pk"
-long long row = (pk_g1 * pk_ls1 + pk_l1), col = (pk_g0 * pk_ls0 + pk_l0);
-    long long li = pk_l1, lj = pk_l0;
-    const long long M = pk_n0;
-    const long long N = pk_n1;
+long long pk_priv_row[pk_items];long long pk_priv_col[pk_items];
+    long long pk_priv_li[pk_items];long long pk_priv_lj[pk_items];
+     long long  pk_priv_M[pk_items] ;
+     long long  pk_priv_N[pk_items] ;
     
     
-    T acc = 0;
-    for (long long k0 = 0; k0 < K; k0 += 16) {
+    T  pk_priv_acc[pk_items] ;for (long long pk_l1 = 0; pk_l1 < pk_ls1; ++pk_l1) for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l1 * pk_ls0 + pk_l0;  auto& row = pk_priv_row[pk_lid]; auto& col = pk_priv_col[pk_lid]; auto& li = pk_priv_li[pk_lid]; auto& lj = pk_priv_lj[pk_lid]; auto& M = pk_priv_M[pk_lid]; auto& N = pk_priv_N[pk_lid]; auto& acc = pk_priv_acc[pk_lid];
+#line 14 "portakern/examples/matmul_tiled.pk"
+row = (pk_g1 * pk_ls1 + pk_l1);col = (pk_g0 * pk_ls0 + pk_l0);
+#line 15 "portakern/examples/matmul_tiled.pk"
+li = pk_l1;lj = pk_l0;
+#line 16 "portakern/examples/matmul_tiled.pk"
+M =  pk_n0;
+#line 17 "portakern/examples/matmul_tiled.pk"
+N =  pk_n1;
+#line 20 "portakern/examples/matmul_tiled.pk"
+acc =  0;}
+    for (long long k0 = 0; k0 < K; k0 += 16) {for (long long pk_l1 = 0; pk_l1 < pk_ls1; ++pk_l1) for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l1 * pk_ls0 + pk_l0;  auto& row = pk_priv_row[pk_lid]; auto& col = pk_priv_col[pk_lid]; auto& li = pk_priv_li[pk_lid]; auto& lj = pk_priv_lj[pk_lid]; auto& M = pk_priv_M[pk_lid]; auto& N = pk_priv_N[pk_lid]; auto& acc = pk_priv_acc[pk_lid];
         ta[li][lj] = (row < M && k0 + lj < K) ? a[row * K + k0 + lj] : (T)0;
-        tb[li][lj] = (k0 + li < K && col < N) ? b[(k0 + li) * N + col] : (T)0;
-        pk_synchronize_needs_the_opencl_target();
+        tb[li][lj] = (k0 + li < K && col < N) ? b[(k0 + li) * N + col] : (T)0;}
+        /* @synchronize: the work-item loop above has ended */;for (long long pk_l1 = 0; pk_l1 < pk_ls1; ++pk_l1) for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l1 * pk_ls0 + pk_l0;  auto& row = pk_priv_row[pk_lid]; auto& col = pk_priv_col[pk_lid]; auto& li = pk_priv_li[pk_lid]; auto& lj = pk_priv_lj[pk_lid]; auto& M = pk_priv_M[pk_lid]; auto& N = pk_priv_N[pk_lid]; auto& acc = pk_priv_acc[pk_lid];
         // Unrolled at render time: TILE is a compile-time constant.
 
         acc += ta[li][0] * tb[0][lj];
@@ -122,41 +151,14 @@ acc += ta[li][14] * tb[14][lj];
 
         
 #line 27 "portakern/examples/matmul_tiled.pk"
-acc += ta[li][15] * tb[15][lj];
+acc += ta[li][15] * tb[15][lj];}
 
-        pk_synchronize_needs_the_opencl_target();
-    }
+        /* @synchronize: the work-item loop above has ended */;
+    }for (long long pk_l1 = 0; pk_l1 < pk_ls1; ++pk_l1) for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l1 * pk_ls0 + pk_l0;  auto& row = pk_priv_row[pk_lid]; auto& col = pk_priv_col[pk_lid]; auto& li = pk_priv_li[pk_lid]; auto& lj = pk_priv_lj[pk_lid]; auto& M = pk_priv_M[pk_lid]; auto& N = pk_priv_N[pk_lid]; auto& acc = pk_priv_acc[pk_lid];
     if (row < M && col < N) {
         c[row * N + col] = acc;
     }
-
-
 }
 
-extern "C" PK_EXPORT void pk_launch(void* const* pk_argv, const long long* pk_geom)
-{
-    float* const pk_a0 = (float*)pk_argv[0];
-    const float* const pk_a1 = (const float*)pk_argv[1];
-    const float* const pk_a2 = (const float*)pk_argv[2];
-    const long long pk_a3 = *(const long long*)pk_argv[3];
-    const long long pk_n0 = pk_geom[0];
-    const long long pk_n1 = pk_geom[1];
-    const long long pk_ls0 = pk_geom[2];
-    const long long pk_ng0 = pk_geom[4];
-    const long long pk_ext0 = pk_geom[6];
-    const long long pk_ls1 = pk_geom[3];
-    const long long pk_ng1 = pk_geom[5];
-    const long long pk_ext1 = pk_geom[7];
-    const long long pk_groups = pk_ng0 * pk_ng1;
-#pragma omp parallel for schedule(static) if (pk_groups > 1)
-    for (long long pk_grp = 0; pk_grp < pk_groups; ++pk_grp) {
-        const long long pk_g0 = pk_grp % pk_ng0;
-        const long long pk_end0 = pk_ext0 - pk_g0 * pk_ls0 < pk_ls0 ? pk_ext0 - pk_g0 * pk_ls0 : pk_ls0;
-        const long long pk_g1 = pk_grp / pk_ng0;
-        const long long pk_end1 = pk_ext1 - pk_g1 * pk_ls1 < pk_ls1 ? pk_ext1 - pk_g1 * pk_ls1 : pk_ls1;
-        for (long long pk_l1 = 0; pk_l1 < pk_end1; ++pk_l1)
-#pragma omp simd
-        for (long long pk_l0 = 0; pk_l0 < pk_end0; ++pk_l0)
-            pk_item_matmul_tiled(pk_a0, pk_a1, pk_a2, pk_a3, pk_n0, pk_n1, pk_l0, pk_g0, pk_ls0, pk_ng0, pk_l1, pk_g1, pk_ls1, pk_ng1);
     }
 }

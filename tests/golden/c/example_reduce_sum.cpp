@@ -47,11 +47,22 @@ typedef float T;
 
 
 #line 15 "portakern/examples/reduce.pk"
-static inline PK_ALWAYS_INLINE void pk_item_reduce_sum(float* partial, const float* __restrict__ x, const long long pk_n0, const long long pk_l0, const long long pk_g0, const long long pk_ls0, const long long pk_ng0)
+
+extern "C" PK_EXPORT void pk_launch(void* const* pk_argv, const long long* pk_geom)
 {
+    float* partial = (float*)pk_argv[0];
+    const float* __restrict__ x = (const float*)pk_argv[1];
+    const long long pk_n0 = pk_geom[0];
+    const long long pk_ls0 = pk_geom[1];
+    const long long pk_ng0 = pk_geom[2];
+    const long long pk_ext0 = pk_geom[3];
+    const long long pk_groups = pk_ng0;
+    const long long pk_items = pk_ls0;
+#pragma omp parallel for schedule(static) if (pk_groups > 1)
+    for (long long pk_grp = 0; pk_grp < pk_groups; ++pk_grp) {
+        const long long pk_g0 = pk_grp;
 #line 16 "portakern/examples/reduce.pk"
-pk_localmem_needs_the_opencl_target(buf);
-const bool pk_active = (pk_g0 * pk_ls0 + pk_l0) < pk_n0;
+T buf[256];
 
     
      
@@ -59,39 +70,21 @@ const bool pk_active = (pk_g0 * pk_ls0 + pk_l0) < pk_n0;
 const long long n = (pk_n0);
      const long long group = (pk_g0);
      const long long count = min((long long)(pk_ls0), n - group * (long long)(pk_ls0));
-     long long  lid ;if (pk_active) {lid =  (pk_l0);
-    buf[lid] = x[((pk_g0 * pk_ls0 + pk_l0))];}
-    pk_synchronize_needs_the_opencl_target();
-    for (long long s = (pk_ls0) / 2; s > 0; s /= 2) {if (pk_active) {
+     long long  pk_priv_lid[pk_items] ;for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l0; const bool pk_active = (pk_g0 * pk_ls0 + pk_l0) < pk_n0; auto& lid = pk_priv_lid[pk_lid];if (pk_active) {lid =  (pk_l0);
+    buf[lid] = x[((pk_g0 * pk_ls0 + pk_l0))];}}
+    /* @synchronize: the work-item loop above has ended */;
+    for (long long s = (pk_ls0) / 2; s > 0; s /= 2) {for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l0; const bool pk_active = (pk_g0 * pk_ls0 + pk_l0) < pk_n0; auto& lid = pk_priv_lid[pk_lid];if (pk_active) {
         if (lid < s && lid + s < count) {
             const T a = buf[lid];
             const T b = buf[lid + s];
             buf[lid] = a + b;
-        }}
-        pk_synchronize_needs_the_opencl_target();
-    }if (pk_active) {
+        }}}
+        /* @synchronize: the work-item loop above has ended */;
+    }for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l0; const bool pk_active = (pk_g0 * pk_ls0 + pk_l0) < pk_n0; auto& lid = pk_priv_lid[pk_lid];if (pk_active) {
     if (lid == 0) {
         partial[group] = buf[0];
     }
-}
+}}
 
-}
-
-extern "C" PK_EXPORT void pk_launch(void* const* pk_argv, const long long* pk_geom)
-{
-    float* const pk_a0 = (float*)pk_argv[0];
-    const float* const pk_a1 = (const float*)pk_argv[1];
-    const long long pk_n0 = pk_geom[0];
-    const long long pk_ls0 = pk_geom[1];
-    const long long pk_ng0 = pk_geom[2];
-    const long long pk_ext0 = pk_geom[3];
-    const long long pk_groups = pk_ng0;
-#pragma omp parallel for schedule(static) if (pk_groups > 1)
-    for (long long pk_grp = 0; pk_grp < pk_groups; ++pk_grp) {
-        const long long pk_g0 = pk_grp;
-        const long long pk_end0 = pk_ext0 - pk_g0 * pk_ls0 < pk_ls0 ? pk_ext0 - pk_g0 * pk_ls0 : pk_ls0;
-#pragma omp simd
-        for (long long pk_l0 = 0; pk_l0 < pk_end0; ++pk_l0)
-            pk_item_reduce_sum(pk_a0, pk_a1, pk_n0, pk_l0, pk_g0, pk_ls0, pk_ng0);
     }
 }

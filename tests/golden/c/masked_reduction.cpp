@@ -30,51 +30,44 @@ template <typename T> static inline T mad(T a, T b, T c) { return a * b + c; }
 
 
 #line 3 "tests/masked_reduction.pk"
-static inline PK_ALWAYS_INLINE void pk_item_block_sum(float* partial, const float* __restrict__ x, const long long pk_n0, const long long pk_l0, const long long pk_g0, const long long pk_ls0, const long long pk_ng0)
+
+extern "C" PK_EXPORT void pk_launch(void* const* pk_argv, const long long* pk_geom)
 {
+    float* partial = (float*)pk_argv[0];
+    const float* __restrict__ x = (const float*)pk_argv[1];
+    const long long pk_n0 = pk_geom[0];
+    const long long pk_ls0 = pk_geom[1];
+    const long long pk_ng0 = pk_geom[2];
+    const long long pk_ext0 = pk_geom[3];
+    const long long pk_groups = pk_ng0;
+    const long long pk_items = pk_ls0;
+#pragma omp parallel for schedule(static) if (pk_groups > 1)
+    for (long long pk_grp = 0; pk_grp < pk_groups; ++pk_grp) {
+        const long long pk_g0 = pk_grp;
 #line 4 "tests/masked_reduction.pk"
-pk_localmem_needs_the_opencl_target(buf);
-const bool pk_active = (pk_g0 * pk_ls0 + pk_l0) < pk_n0;
+float buf[WG];
 
     
      
 #line 5 "tests/masked_reduction.pk"
 const long long n = pk_n0;
-     long long  i ;
-     long long  li ;
-    float  v ;float  unused;if (pk_active) {
+     long long  pk_priv_i[pk_items] ;
+     long long  pk_priv_li[pk_items] ;
+    float  pk_priv_v[pk_items] ;float  pk_priv_unused[pk_items];for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l0; const bool pk_active = (pk_g0 * pk_ls0 + pk_l0) < pk_n0; auto& i = pk_priv_i[pk_lid]; auto& li = pk_priv_li[pk_lid]; auto& v = pk_priv_v[pk_lid]; auto& unused = pk_priv_unused[pk_lid];if (pk_active) {
 #line 6 "tests/masked_reduction.pk"
 i =  ((pk_g0 * pk_ls0 + pk_l0));
 #line 7 "tests/masked_reduction.pk"
 li =  (pk_l0);
 #line 8 "tests/masked_reduction.pk"
 v =  x[i];
-    buf[li] = v;}
-    pk_synchronize_needs_the_opencl_target();
-    for (long long s = WG / 2; s > 0; s >>= 1) {if (pk_active) {
-        if (li < s && i + s < n) buf[li] += buf[li + s];}
-        pk_synchronize_needs_the_opencl_target();
-    }if (pk_active) {
+    buf[li] = v;}}
+    /* @synchronize: the work-item loop above has ended */;
+    for (long long s = WG / 2; s > 0; s >>= 1) {for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l0; const bool pk_active = (pk_g0 * pk_ls0 + pk_l0) < pk_n0; auto& i = pk_priv_i[pk_lid]; auto& li = pk_priv_li[pk_lid]; auto& v = pk_priv_v[pk_lid]; auto& unused = pk_priv_unused[pk_lid];if (pk_active) {
+        if (li < s && i + s < n) buf[li] += buf[li + s];}}
+        /* @synchronize: the work-item loop above has ended */;
+    }for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l0; const bool pk_active = (pk_g0 * pk_ls0 + pk_l0) < pk_n0; auto& i = pk_priv_i[pk_lid]; auto& li = pk_priv_li[pk_lid]; auto& v = pk_priv_v[pk_lid]; auto& unused = pk_priv_unused[pk_lid];if (pk_active) {
     if (li == 0) partial[(pk_g0)] = buf[0];
-}
+}}
 
-}
-
-extern "C" PK_EXPORT void pk_launch(void* const* pk_argv, const long long* pk_geom)
-{
-    float* const pk_a0 = (float*)pk_argv[0];
-    const float* const pk_a1 = (const float*)pk_argv[1];
-    const long long pk_n0 = pk_geom[0];
-    const long long pk_ls0 = pk_geom[1];
-    const long long pk_ng0 = pk_geom[2];
-    const long long pk_ext0 = pk_geom[3];
-    const long long pk_groups = pk_ng0;
-#pragma omp parallel for schedule(static) if (pk_groups > 1)
-    for (long long pk_grp = 0; pk_grp < pk_groups; ++pk_grp) {
-        const long long pk_g0 = pk_grp;
-        const long long pk_end0 = pk_ext0 - pk_g0 * pk_ls0 < pk_ls0 ? pk_ext0 - pk_g0 * pk_ls0 : pk_ls0;
-#pragma omp simd
-        for (long long pk_l0 = 0; pk_l0 < pk_end0; ++pk_l0)
-            pk_item_block_sum(pk_a0, pk_a1, pk_n0, pk_l0, pk_g0, pk_ls0, pk_ng0);
     }
 }

@@ -34,51 +34,44 @@ static inline float clampf(float v) { return fmin(fmax(v, 0.0f), 1.0f); }
 
 
 #line 3 "tests/private_uniform_loop_barrier.pk"
-static inline PK_ALWAYS_INLINE void pk_item_smooth(float* y, const float* __restrict__ x, const int steps, const long long pk_n0, const long long pk_l0, const long long pk_g0, const long long pk_ls0, const long long pk_ng0)
-{
-#line 4 "tests/private_uniform_loop_barrier.pk"
-pk_localmem_needs_the_opencl_target(tile);
-const bool pk_active = (pk_g0 * pk_ls0 + pk_l0) < pk_n0;
-
-    
-     
-#line 5 "tests/private_uniform_loop_barrier.pk"
-float  acc[2];
-     long long  li ;
-     long long  i ;if (pk_active) {
-#line 6 "tests/private_uniform_loop_barrier.pk"
-li =  (pk_l0);
-#line 7 "tests/private_uniform_loop_barrier.pk"
-i =  ((pk_g0 * pk_ls0 + pk_l0));
-    tile[li + 1] = x[i];
-    acc[0] = 0;}
-    for (int s = 0; s < steps; ++s) {
-        pk_synchronize_needs_the_opencl_target();
-        float  left ;float  right ;if (pk_active) {left =  tile[li];right =  tile[li + 2];
-        acc[0] += clampf(0.5f * (left + right));}
-        pk_synchronize_needs_the_opencl_target();
-    }if (pk_active) {
-    y[i] = acc[0] + sqrt(fabs(tanh(x[i])));
-}
-
-}
 
 extern "C" PK_EXPORT void pk_launch(void* const* pk_argv, const long long* pk_geom)
 {
-    float* const pk_a0 = (float*)pk_argv[0];
-    const float* const pk_a1 = (const float*)pk_argv[1];
-    const int pk_a2 = *(const int*)pk_argv[2];
+    float* y = (float*)pk_argv[0];
+    const float* __restrict__ x = (const float*)pk_argv[1];
+    const int steps = *(const int*)pk_argv[2];
     const long long pk_n0 = pk_geom[0];
     const long long pk_ls0 = pk_geom[1];
     const long long pk_ng0 = pk_geom[2];
     const long long pk_ext0 = pk_geom[3];
     const long long pk_groups = pk_ng0;
+    const long long pk_items = pk_ls0;
 #pragma omp parallel for schedule(static) if (pk_groups > 1)
     for (long long pk_grp = 0; pk_grp < pk_groups; ++pk_grp) {
         const long long pk_g0 = pk_grp;
-        const long long pk_end0 = pk_ext0 - pk_g0 * pk_ls0 < pk_ls0 ? pk_ext0 - pk_g0 * pk_ls0 : pk_ls0;
-#pragma omp simd
-        for (long long pk_l0 = 0; pk_l0 < pk_end0; ++pk_l0)
-            pk_item_smooth(pk_a0, pk_a1, pk_a2, pk_n0, pk_l0, pk_g0, pk_ls0, pk_ng0);
+#line 4 "tests/private_uniform_loop_barrier.pk"
+float tile[TILE + 2];
+
+    
+     
+#line 5 "tests/private_uniform_loop_barrier.pk"
+float  pk_priv_acc[pk_items][2];
+     long long  pk_priv_li[pk_items] ;
+     long long  pk_priv_i[pk_items] ;for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l0; const bool pk_active = (pk_g0 * pk_ls0 + pk_l0) < pk_n0; auto& acc = pk_priv_acc[pk_lid]; auto& li = pk_priv_li[pk_lid]; auto& i = pk_priv_i[pk_lid];if (pk_active) {
+#line 6 "tests/private_uniform_loop_barrier.pk"
+li =  (pk_l0);
+#line 7 "tests/private_uniform_loop_barrier.pk"
+i =  ((pk_g0 * pk_ls0 + pk_l0));
+    tile[li + 1] = x[i];
+    acc[0] = 0;}}
+    for (int s = 0; s < steps; ++s) {
+        /* @synchronize: the work-item loop above has ended */;
+        float  pk_priv_left[pk_items] ;float  pk_priv_right[pk_items] ;for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l0; const bool pk_active = (pk_g0 * pk_ls0 + pk_l0) < pk_n0; auto& acc = pk_priv_acc[pk_lid]; auto& li = pk_priv_li[pk_lid]; auto& i = pk_priv_i[pk_lid]; auto& left = pk_priv_left[pk_lid]; auto& right = pk_priv_right[pk_lid];if (pk_active) {left =  tile[li];right =  tile[li + 2];
+        acc[0] += clampf(0.5f * (left + right));}}
+        /* @synchronize: the work-item loop above has ended */;
+    }for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l0; const bool pk_active = (pk_g0 * pk_ls0 + pk_l0) < pk_n0; auto& acc = pk_priv_acc[pk_lid]; auto& li = pk_priv_li[pk_lid]; auto& i = pk_priv_i[pk_lid];if (pk_active) {
+    y[i] = acc[0] + sqrt(fabs(tanh(x[i])));
+}}
+
     }
 }
