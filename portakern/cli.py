@@ -511,7 +511,7 @@ def _device_label(name: str) -> str:
             device = CPU().device
             parts.append(f"OpenCL: {device.name.strip()}, {device.platform.name.strip()}"
                          + ("" if mode == "opencl" or not NativeCPU.available()
-                            else ", for kernels with barriers"))
+                            else ", for what the native path cannot run"))
         else:
             parts.append(f"no OpenCL device: {CPU.opencl_available().reason}")
     except Exception:  # noqa: BLE001 - a label must not break info

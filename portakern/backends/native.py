@@ -11,9 +11,11 @@ variants (glibc's libmvec) where a probe found them, so those loops vectorise to
 
 The work-item loops are clipped to the ndrange, so the kernel is rendered without
 its bounds mask (a kernel with ``unsafe_indices`` runs every item of its groups,
-as on a GPU). Kernels with ``@synchronize`` or ``@localmem`` need the items of a
-group to run in lock step: :meth:`portakern.backends.opencl.CPU.executor` sends
-them to PoCL instead.
+as on a GPU). Kernels with ``@synchronize`` or ``@localmem`` are lowered with
+``lockstep`` (:func:`portakern.lower.lower_kernel`): their body runs once per group
+with a loop over the items between barriers; a ``NativeCPU(lockstep=True)``
+launches them over whole groups, masked. :meth:`portakern.backends.opencl.CPU.executor`
+decides which kernels come here.
 
 The compiler is ``$CXX`` or the first of ``g++``, ``clang++``, ``c++`` found on
 ``PATH`` that builds a probe with ``-fopenmp``. Shared objects are kept in the disk

@@ -403,8 +403,10 @@ class CPU(OpenCL):
         """The backend that runs ``kernel`` for ``CPU()``: the native path or PoCL.
 
         The native path (:mod:`portakern.backends.native`) runs a kernel unless it
-        uses ``@synchronize`` or ``@localmem`` (whose work-items must run in lock
-        step), no C++ compiler with OpenMP is found, or ``PORTAKERN_CPU=opencl``.
+        has ``@synchronize``/``@localmem`` and a jump statement (which would leave
+        the work-item loops), no C++ compiler with OpenMP is found, or
+        ``PORTAKERN_CPU=opencl``. (A kernel whose C++ does not compile, or that
+        reads a per-item value around a barrier, moves to PoCL at its first launch.)
         ``PORTAKERN_CPU=native`` makes a missing compiler an error instead. A
         subclass (a plugin's backend, with arrays of its own) keeps the OpenCL path
         it was written for.
@@ -435,7 +437,7 @@ class CPU(OpenCL):
 
     @classmethod
     def opencl_available(cls) -> Availability:
-        """Whether the OpenCL path (kernels with barriers) has a CPU device."""
+        """Whether the OpenCL path (what the native path cannot run) has a CPU device."""
         try:
             cl = _import_cl()
             _find_cpu_device(cl)
