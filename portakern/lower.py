@@ -681,6 +681,11 @@ class _LockstepLowerer(_Lowerer):
                 out += decl  # blanks and comments
                 continue
             name = decl[at].text
+            if any(_is_tok(it, "=") for it in decl):
+                # A variable-length array (one element per item) cannot be initialised.
+                raise NotLockstep(
+                    f"kernel {self.k.name!r}: the array {name!r} (line {decl[at].line}) has "
+                    f"an initializer and lives across @synchronize")
             self.scopes[-1].append(name)
             out += decl[:at] + [Gen(f"pk_priv_{name}[pk_items]")] + decl[at + 1:]
         return out

@@ -479,3 +479,58 @@ def test_available_reports_a_bad_portakern_cpu_instead_of_raising(monkeypatch):
     monkeypatch.setenv("PORTAKERN_CPU", "gpu")
     status = pk.CPU.available()
     assert not status and "PORTAKERN_CPU='gpu'" in status.reason
+
+
+def test_initialised_array_across_a_barrier_runs_on_opencl_without_a_warning(monkeypatch):
+    import warnings
+
+    monkeypatch.delenv("PORTAKERN_CPU", raising=False)
+    src = """
+    @kernel void f(float* y) {
+        @localmem float t[8];
+        const long l = @index(Local, Linear);
+        float w[3] = {1.0f, 2.0f, 3.0f};
+        t[l] = w[l % 3];
+        @synchronize();
+        y[@index(Global, Linear)] = t[7 - l] + w[0];
+    }"""
+    y = np.zeros(16, np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        runner = _runner(pk.kernel(src), y, ndrange=16, workgroupsize=8)
+    assert type(runner) is pk.CPU
+    expected = np.array([1, 2, 3, 1, 2, 3, 1, 2], np.float32)[::-1] + 1
+    np.testing.assert_array_equal(y, np.tile(expected, 2))
+
+
+_BIG_STATE = r"""
+import numpy as np, portakern as pk
+src = (
+    "@kernel void big(float* y) {"
+    "    @localmem float t[4096];"
+    "    @private float acc[256];"
+    "    const long l = @index(Local, Linear);"
+    "    for (int k = 0; k < 256; ++k) { acc[k] = (float)(l + k); }"
+    "    t[l] = acc[255];"
+    "    @synchronize();"
+    "    y[@index(Global, Linear)] = acc[0] + t[4095 - l];"
+    "}")
+y = np.zeros(4 * 4096, np.float32)
+launcher = pk.kernel(src)(pk.CPU(), 4096)
+launcher(y, ndrange=y.shape)
+l = np.tile(np.arange(4096, dtype=np.float32), 4)
+print(type(launcher._runner).__name__, bool(np.array_equal(y, l + (4095 - l) + 255)))
+"""
+
+
+def test_large_per_item_state_on_worker_threads(tmp_path):
+    # 4096 items x 256 floats of @private state across a barrier: 4 MiB per group on
+    # each OpenMP thread's stack, past libgomp's usual 2 MiB: portakern's default
+    # OMP_STACKSIZE (64M, in a process that did not set it) makes room.
+    env = dict(os.environ, PORTAKERN_CACHE_DIR=str(tmp_path))
+    env.pop("OMP_STACKSIZE", None)
+    env.pop("PORTAKERN_CPU", None)
+    done = subprocess.run([sys.executable, "-c", _BIG_STATE], env=env, capture_output=True,
+                          text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["NativeCPU", "True"]

@@ -211,6 +211,11 @@ def _find_toolchain() -> Toolchain | str:
             "install g++ (with libgomp), or set CXX")
 
 
+#: OpenMP worker threads' stack, unless the user set OMP_STACKSIZE: a barrier kernel
+#: keeps each work-item's variables and the group's @localmem on its thread's stack.
+_OMP_STACKSIZE = "64M"
+
+
 class _Compiled:
     """A loaded shared object's ``pk_launch``, with the last launch's argument block."""
 
@@ -265,6 +270,9 @@ def _pause_openmp_at_fork(lib: Any) -> None:
 
 def _build(toolchain: Toolchain, rendered: Any) -> _Compiled:
     from .. import cache
+
+    # Read by the OpenMP runtime when it is first loaded, with the first kernel.
+    os.environ.setdefault("OMP_STACKSIZE", _OMP_STACKSIZE)
 
     flags = toolchain.flags()
     key = cache.make_key("native", rendered.source, tuple(flags), tuple(toolchain.libs()),
