@@ -15,6 +15,24 @@ class TestCPU(ConformanceSuite):
     backend = pk.CPU
 
 
+class TestCPUOpenCLPath(ConformanceSuite):
+    """CPU() with every kernel on its OpenCL device (PoCL), as PORTAKERN_CPU=opencl asks.
+
+    TestCPU runs the suite on the native path, which takes every suite kernel.
+    """
+
+    backend = pk.CPU
+
+    @pytest.fixture(autouse=True)
+    def _opencl_path(self, monkeypatch):
+        from portakern.testing.conformance import suite_kernel
+
+        monkeypatch.setenv("PORTAKERN_CPU", "opencl")
+        suite_kernel.cache_clear()  # fresh kernels: no launcher routed before the switch
+        yield
+        suite_kernel.cache_clear()
+
+
 class TestOpenCL(ConformanceSuite):
     backend = pk.OpenCL
 
