@@ -534,3 +534,19 @@ def test_large_per_item_state_on_worker_threads(tmp_path):
                           text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["NativeCPU", "True"]
+
+
+def test_barrier_kernels_get_the_usual_default_workgroup():
+    # A kernel whose @localmem is sized for 256 items must not get the elementwise
+    # path's 1024-item groups when the caller gives no workgroup size.
+    src = """
+    @kernel void groups(int* y) {
+        @localmem int t[256];
+        t[@index(Local, Linear)] = (int)@groupsize();
+        @synchronize();
+        y[@index(Global, Linear)] = t[0];
+    }"""
+    y = np.zeros(5000, np.int32)
+    runner = _runner(pk.kernel(src), y, ndrange=y.shape)
+    assert isinstance(runner, NativeCPU) and runner.lockstep
+    np.testing.assert_array_equal(y, 256)

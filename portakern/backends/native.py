@@ -412,7 +412,7 @@ class NativeCPU(NumPyArrays, Backend):
         return True
 
     def default_workgroupsize(self, ndrange: tuple[int, ...], compiled: Any) -> tuple[int, ...]:
-        """Rows of up to 1024 items along the fastest axis, one along the others.
+        """Rows of up to 1024 items along the fastest axis (barrier kernels: up to 256).
 
         The items of a group run one after another in a SIMD loop; the groups are
         the unit the OpenMP threads share, so a group is a chunk of work, not a
@@ -420,6 +420,11 @@ class NativeCPU(NumPyArrays, Backend):
         """
         if not ndrange:
             return ()
+        if self.lockstep:
+            # Work-items of a group share @localmem and meet at barriers: the GPU-like
+            # default of every backend (powers of two, at most 256 items), so a kernel
+            # written against it keeps working here.
+            return super().default_workgroupsize(ndrange, compiled)
         last = max(1, min(ndrange[-1], _CHUNK))
         return (1,) * (len(ndrange) - 1) + (last,)
 
