@@ -1,4 +1,4 @@
-"""Property tests: random shapes, workgroup sizes and dtypes against NumPy on PoCL."""
+"""Property tests: random shapes, workgroup sizes and dtypes against NumPy on CPU()."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import portakern as pk
 
 pytestmark = pytest.mark.skipif(not pk.CPU.available(),
-                                reason=f"no CPU OpenCL device: {pk.CPU.available().reason}")
+                                reason=f"no CPU backend: {pk.CPU.available().reason}")
 
 SETTINGS = settings(max_examples=30, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
@@ -124,3 +124,67 @@ def test_group_reduction_matches_numpy(n, wg, dtype):
     partial = np.zeros(groups, dtype)
     pk.kernel(src)(partial, x, ndrange=n, workgroupsize=wg)
     np.testing.assert_array_equal(partial, np.add.reduceat(x, np.arange(0, n, wg)))
+
+
+MIRROR = """\
+@kernel void mirror(long* out, const long* x) {
+{% set axes = range(N) | list %}
+    @localmem long tile[256];
+    auto [{% for d in axes %}{{ ", " if not loop.first }}g{{ d }}{% endfor %}] = @index(Global, NTuple);
+    const long lid = @index(Local, Linear);
+    const long o = @index(Global, Linear);
+    const long keep = x[o] * 3;   // per-item state that must survive the barrier
+    tile[lid] = x[o];
+    @synchronize();
+    // The work-item whose local linear index mirrors ours, in our group.
+    long m = (long)@groupsize() - 1 - lid;
+    bool inside = true;
+    long src = 0;
+{% for d in axes | reverse %}
+    const long l{{ d }} = m % @groupsize({{ d }});
+    m /= @groupsize({{ d }});
+    const long q{{ d }} = (g{{ d }} / @groupsize({{ d }})) * @groupsize({{ d }}) + l{{ d }};
+    inside = inside && q{{ d }} < @ndrange({{ d }});
+{% endfor %}
+    out[o] = inside ? tile[(long)@groupsize() - 1 - lid] * 1000 + keep : -1;
+}
+"""
+MIRROR_KERNELS = {n: pk.kernel(MIRROR, N=n) for n in (1, 2, 3)}
+
+
+def _mirror_expected(x: np.ndarray, wg: tuple[int, ...]) -> np.ndarray:
+    shape = x.shape
+    idx = np.indices(shape).reshape(len(shape), -1)
+    local = idx % np.array(wg)[:, None]
+    lid = np.ravel_multi_index(local, wg)
+    mirror = np.array(np.unravel_index(math.prod(wg) - 1 - lid, wg))
+    q = (idx // np.array(wg)[:, None]) * np.array(wg)[:, None] + mirror
+    inside = (q < np.array(shape)[:, None]).all(axis=0)
+    flat = x.reshape(-1)
+    src = np.where(inside, np.ravel_multi_index(np.where(inside, q, 0), shape), 0)
+    return np.where(inside, flat[src] * 1000 + flat * 3, -1)
+
+
+@SETTINGS
+@given(launch_shapes(), st.integers(0, 2**31 - 1), st.sampled_from(["auto", "opencl"]))
+def test_barrier_kernel_matches_numpy_on_both_cpu_paths(shape_wg, seed, path):
+    # CPU()'s native path runs this kernel as work-item loops between barriers, the
+    # OpenCL path on PoCL: both must give NumPy's answer, partial groups included.
+    import os
+
+    shape, wg = shape_wg
+    wg = wg or tuple(min(s, 4) for s in shape)
+    x = np.random.default_rng(seed).integers(-1000, 1000, shape).astype(np.int64)
+    out = np.zeros(x.size, np.int64)
+    old = os.environ.get("PORTAKERN_CPU")
+    os.environ["PORTAKERN_CPU"] = path
+    try:
+        launcher = MIRROR_KERNELS[len(shape)](pk.CPU(), wg)
+        launcher(out, x, ndrange=shape)
+    finally:
+        if old is None:
+            del os.environ["PORTAKERN_CPU"]
+        else:
+            os.environ["PORTAKERN_CPU"] = old
+    assert (type(launcher._runner).__name__ == "NativeCPU") == (path == "auto")
+    np.testing.assert_array_equal(out, _mirror_expected(x, wg))
