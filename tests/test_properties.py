@@ -130,7 +130,8 @@ MIRROR = """\
 @kernel void mirror(long* out, const long* x) {
 {% set axes = range(N) | list %}
     @localmem long tile[256];
-    auto [{% for d in axes %}{{ ", " if not loop.first }}g{{ d }}{% endfor %}] = @index(Global, NTuple);
+    auto [{% for d in axes %}{{ ", " if not loop.first }}g{{ d }}{% endfor %}] =
+        @index(Global, NTuple);
     const long lid = @index(Local, Linear);
     const long o = @index(Global, Linear);
     const long keep = x[o] * 3;   // per-item state that must survive the barrier
