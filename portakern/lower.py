@@ -261,7 +261,7 @@ class _Lowerer:
                 out.append(_UNIFORM)
                 i += 1
             elif name.startswith("@atomic_") and name[8:] in ATOMIC_OPS:
-                out.append(Gen(f"pk_atomic_{name[8:]}"))
+                out.append(Gen(self.atomic_function(toks, i, name[8:])))
                 i += 1
             elif name == "@kernel":
                 raise self.smap.error_at("@kernel cannot appear inside a kernel body", t)
@@ -458,6 +458,10 @@ class _Lowerer:
     def group_level(self, items: list) -> None:
         """Code every work-item runs alike (``@uniform``, a loop around a barrier)."""
 
+    def atomic_function(self, toks: list[Token], i: int, op: str) -> str:
+        """The prelude function an ``@atomic_<op>`` at ``toks[i]`` calls."""
+        return f"pk_atomic_{op}"
+
     def compound(self, stmt: list, sig: list) -> list:
         first = sig[0]
         barrier = next(it for it in stmt if isinstance(it, Call) and it.macro == _BARRIER)
@@ -635,6 +639,19 @@ class _LockstepLowerer(_Lowerer):
         if self.masked:
             inner = [Gen("if (pk_active) {")] + inner + [Gen("}")]
         return hoisted + begin + inner + [Call("items_end", ())]
+
+    def atomic_function(self, toks: list[Token], i: int, op: str) -> str:
+        # A group's work-items run one after another on one thread: an atomic on
+        # @localmem (``@atomic_add(&buf[k], v)``) needs no atomic instruction.
+        j = next_significant(toks, i + 1)
+        if j < len(toks) and toks[j].is_punct("("):
+            j = next_significant(toks, j + 1)
+            if j < len(toks) and toks[j].is_punct("&"):
+                j = next_significant(toks, j + 1)
+            local = {decl[0].args[1] for decl in self.localmem if decl}
+            if j < len(toks) and toks[j].kind == "id" and toks[j].text in local:
+                return f"pk_local_atomic_{op}"
+        return f"pk_atomic_{op}"
 
     def group_level(self, items: list) -> None:
         # Here the code runs once per group, outside the work-item loops: it cannot

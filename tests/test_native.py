@@ -15,6 +15,7 @@ from conftest import hammer_threads
 import portakern as pk
 from portakern import cache
 from portakern.backends import native
+from portakern.backends.base import exact_groups
 from portakern.backends.native import NativeCPU
 from portakern.errors import BackendUnavailableError, CompilationError
 
@@ -536,17 +537,61 @@ def test_large_per_item_state_on_worker_threads(tmp_path):
     assert done.stdout.split() == ["NativeCPU", "True"]
 
 
-def test_barrier_kernels_get_the_usual_default_workgroup():
-    # A kernel whose @localmem is sized for 256 items must not get the elementwise
-    # path's 1024-item groups when the caller gives no workgroup size.
+def test_barrier_kernels_get_the_opencl_paths_default_workgroup(monkeypatch):
+    # Not the elementwise path's 1024-item rows: the shape CPU() gave barrier kernels on
+    # PoCL (one that tiles the ndrange, else powers of two up to 256 items).
     src = """
     @kernel void groups(int* y) {
-        @localmem int t[256];
+        @localmem int t[2048];
         t[@index(Local, Linear)] = (int)@groupsize();
         @synchronize();
         y[@index(Global, Linear)] = t[0];
     }"""
-    y = np.zeros(5000, np.int32)
-    runner = _runner(pk.kernel(src), y, ndrange=y.shape)
-    assert isinstance(runner, NativeCPU) and runner.lockstep
-    np.testing.assert_array_equal(y, 256)
+    monkeypatch.delenv("PORTAKERN_CPU", raising=False)
+    for n in (5000, 4999):  # 4999 is prime: no tiling shape, so 256
+        y = np.zeros(n, np.int32)
+        runner = _runner(pk.kernel(src), y, ndrange=y.shape)
+        assert isinstance(runner, NativeCPU) and runner.lockstep
+        expected = runner.default_workgroupsize((n,), None)[0]
+        assert expected == (256 if n == 4999 else exact_groups((n,), 4096, (4096,) * 3,
+                                                               os.cpu_count() or 1)[0])
+        np.testing.assert_array_equal(y, expected)
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "min", "max", "xchg", "and", "or", "xor"])
+def test_atomics_on_local_memory_in_barrier_kernels(op):
+    # A group's items run one after another on one thread, so an atomic on @localmem is
+    # a plain read-modify-write (pk_local_atomic_*): the result is the sequential one.
+    funcs = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "min": min, "max": max,
+             "xchg": lambda a, b: b, "and": lambda a, b: a & b, "or": lambda a, b: a | b,
+             "xor": lambda a, b: a ^ b}
+    types = {"int": np.int32, "uint": np.uint32, "long": np.int64, "float": np.float32,
+             "double": np.float64}
+    for t, dt in types.items():
+        if op in ("and", "or", "xor") and t in ("float", "double"):
+            continue
+        src = f"""@kernel void k({t}* out, {t}* olds, const {t}* x) {{
+            @localmem {t} acc[4];
+            const long l = @index(Local, Linear);
+            if (l < 4) {{ acc[l] = ({t})5; }}
+            @synchronize();
+            olds[@index(Global, Linear)] = @atomic_{op}(&acc[l % 4], x[@index(Global, Linear)]);
+            @synchronize();
+            if (l < 4) {{ out[@index(Group, Linear) * 4 + l] = acc[l]; }}
+        }}"""
+        n, wg = 64, 16
+        x = (np.arange(n) % 7 + 1).astype(dt)
+        out, olds = np.zeros(n // wg * 4, dt), np.zeros(n, dt)
+        k = pk.kernel(src)
+        runner = _runner(k, out, olds, x, ndrange=n, workgroupsize=wg)
+        assert isinstance(runner, NativeCPU) and f"pk_local_atomic_{op}" in k.render("c")
+        want, want_olds = [], []
+        with np.errstate(over="ignore"):
+            for g in range(n // wg):
+                acc = [dt(5)] * 4
+                for li in range(wg):
+                    want_olds.append(acc[li % 4])
+                    acc[li % 4] = dt(funcs[op](acc[li % 4], x[g * wg + li]))
+                want += acc
+        np.testing.assert_array_equal(out, np.array(want, dt), err_msg=f"{op} {t}")
+        np.testing.assert_array_equal(olds, np.array(want_olds, dt), err_msg=f"{op} {t}")

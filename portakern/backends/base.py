@@ -34,6 +34,7 @@ the check with ``class MyBase(Backend, abstract=True)``.
 
 from __future__ import annotations
 
+import math
 import threading
 from dataclasses import dataclass
 from os import PathLike
@@ -44,7 +45,7 @@ import numpy as np
 from ..errors import BackendUnavailableError
 
 __all__ = ["Backend", "ArrayInfo", "Availability", "MUST", "SHOULD", "MAY", "FEATURES",
-           "default_instance", "pow2_groups"]
+           "default_instance", "exact_groups", "pow2_groups"]
 
 #: Members every backend must provide (checked when the subclass is created).
 MUST = ("available", "compile", "launch", "array_info", "synchronize", "allocate",
@@ -325,4 +326,34 @@ def pow2_groups(ndrange: tuple[int, ...], budget: int,
         hw = len(ndrange) - 1 - d
         sizes[d] = max(1, min(want, items[hw] if hw < len(items) else 1))
         budget = max(1, budget // sizes[d])
+    return tuple(sizes)
+
+
+#: Group extents exact_groups tries, largest first: powers of two times 1, 3, 5, 25, 125...
+_EXACT_SIZES = (2048, 2000, 1600, 1536, 1280, 1250, 1024, 1000, 800, 768, 640, 625, 600, 512,
+                500, 400, 384, 320, 300, 256, 250, 200, 192, 160, 150, 128, 125, 120, 100, 96,
+                80, 75, 64, 60, 50, 48, 40, 32, 25, 24, 20, 16, 15, 12, 10, 8, 6, 5, 4, 3, 2, 1)
+
+
+def exact_groups(ndrange: tuple[int, ...], limit: int, items: tuple[int, ...],
+                 cores: int) -> tuple[int, ...] | None:
+    """A workgroup shape that divides every ndrange axis, or None if only tiny ones do.
+
+    For CPUs, which run one work-group as a loop on one core (PoCL, and the
+    native path's barrier kernels): large groups amortise the
+    per-group cost (up to 2048 items measured best), while at least four groups
+    per core keep the cores busy. The last (fastest) axis is filled first, so
+    the loop walks contiguous memory.
+    """
+    total = math.prod(ndrange)
+    budget = min(limit, 2048, max(64, total // (4 * max(cores, 1))))
+    sizes = [1] * len(ndrange)
+    for d in range(len(ndrange) - 1, -1, -1):
+        hw = len(ndrange) - 1 - d
+        cap = min(budget, items[hw] if hw < len(items) else 1)
+        n = ndrange[d]
+        sizes[d] = next((s for s in _EXACT_SIZES if s <= cap and n % s == 0), 1)
+        budget = max(1, budget // sizes[d])
+    if math.prod(sizes) < min(total, 64):
+        return None  # e.g. a prime length: thousands of one-item groups cost more than a mask
     return tuple(sizes)

@@ -39,7 +39,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..errors import BackendUnavailableError, CompilationError
-from .base import Availability, Backend
+from .base import Availability, Backend, exact_groups
 from .host import NumPyArrays, arg_key, keys_match
 
 __all__ = ["NativeCPU", "native_toolchain"]
@@ -412,7 +412,7 @@ class NativeCPU(NumPyArrays, Backend):
         return True
 
     def default_workgroupsize(self, ndrange: tuple[int, ...], compiled: Any) -> tuple[int, ...]:
-        """Rows of up to 1024 items along the fastest axis (barrier kernels: up to 256).
+        """Rows of up to 1024 items along the fastest axis (barrier kernels: as on PoCL).
 
         The items of a group run one after another in a SIMD loop; the groups are
         the unit the OpenMP threads share, so a group is a chunk of work, not a
@@ -421,10 +421,12 @@ class NativeCPU(NumPyArrays, Backend):
         if not ndrange:
             return ()
         if self.lockstep:
-            # Work-items of a group share @localmem and meet at barriers: the GPU-like
-            # default of every backend (powers of two, at most 256 items), so a kernel
-            # written against it keeps working here.
-            return super().default_workgroupsize(ndrange, compiled)
+            # Work-items of a group share @localmem and meet at barriers: the OpenCL
+            # path's CPU default (a shape that tiles the ndrange, up to 2048 items,
+            # else powers of two up to 256), so a kernel behaves as it did on PoCL.
+            shape = exact_groups(ndrange, MAX_WORKGROUP, self.max_workitem_sizes(),
+                                 os.cpu_count() or 1)
+            return shape or super().default_workgroupsize(ndrange, compiled)
         last = max(1, min(ndrange[-1], _CHUNK))
         return (1,) * (len(ndrange) - 1) + (last,)
 

@@ -10,7 +10,6 @@ waits for the kernel before returning. ``OpenCL(queue)`` runs
 from __future__ import annotations
 
 import ctypes
-import math
 import os
 import platform
 import sys
@@ -21,7 +20,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..errors import BackendUnavailableError, CompilationError, LaunchError
-from .base import ArrayInfo, Availability, Backend, pow2_groups
+from .base import ArrayInfo, Availability, Backend, exact_groups, pow2_groups
 from .host import NumPyArrays, arg_key, keys_match
 
 __all__ = ["OpenCL", "CPU", "cpu_install_hint"]
@@ -254,7 +253,7 @@ class OpenCL(Backend):
         if not self.unmask_exact:
             return super().default_workgroupsize(ndrange, compiled)
         limit = self._max_wg if compiled is None else self.max_workgroup_size(compiled)
-        shape = _exact_groups(ndrange, limit, self._max_items, int(self.device.max_compute_units))
+        shape = exact_groups(ndrange, limit, self._max_items, int(self.device.max_compute_units))
         if shape is None:
             shape = pow2_groups(ndrange, min(self.preferred_group_size, limit), self._max_items)
         return shape
@@ -315,34 +314,6 @@ class OpenCL(Backend):
 #: Workgroup extents tried on CPU devices, largest first: powers of two and their
 #: multiples of 5 and 3, which divide the sizes people use. A short fixed list
 #: also bounds how many work-group functions PoCL compiles (one per local size).
-_EXACT_SIZES = (2048, 2000, 1600, 1536, 1280, 1250, 1024, 1000, 800, 768, 640, 625, 600, 512,
-                500, 400, 384, 320, 300, 256, 250, 200, 192, 160, 150, 128, 125, 120, 100, 96,
-                80, 75, 64, 60, 50, 48, 40, 32, 25, 24, 20, 16, 15, 12, 10, 8, 6, 5, 4, 3, 2, 1)
-
-
-def _exact_groups(ndrange: tuple[int, ...], limit: int, items: tuple[int, ...],
-                  cores: int) -> tuple[int, ...] | None:
-    """A workgroup shape that divides every ndrange axis, or None if only tiny ones do.
-
-    PoCL runs one work-group as a loop on one core: large groups amortise the
-    per-group cost (up to 2048 items measured best), while at least four groups
-    per core keep the cores busy. The last (fastest) axis is filled first, so
-    the loop walks contiguous memory.
-    """
-    total = math.prod(ndrange)
-    budget = min(limit, 2048, max(64, total // (4 * max(cores, 1))))
-    sizes = [1] * len(ndrange)
-    for d in range(len(ndrange) - 1, -1, -1):
-        hw = len(ndrange) - 1 - d
-        cap = min(budget, items[hw] if hw < len(items) else 1)
-        n = ndrange[d]
-        sizes[d] = next((s for s in _EXACT_SIZES if s <= cap and n % s == 0), 1)
-        budget = max(1, budget // sizes[d])
-    if math.prod(sizes) < min(total, 64):
-        return None  # e.g. a prime length: thousands of one-item groups cost more than a mask
-    return tuple(sizes)
-
-
 
 
 def _default_context(cl: Any) -> Any:

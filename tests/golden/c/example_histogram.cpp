@@ -24,6 +24,15 @@ static inline double pk_fmax(double a, double b) { return __builtin_isnan(b) || 
 #define fmax pk_fmax
 template <typename T> static inline T rsqrt(T x) { return (T)1 / sqrt(x); }
 template <typename T> static inline T mad(T a, T b, T c) { return a * b + c; }
+template <typename T, typename V> static inline T pk_local_atomic_add(T* p, V v) { const T old = *p; *p = (T)(old + (T)v); return old; }
+template <typename T, typename V> static inline T pk_local_atomic_sub(T* p, V v) { const T old = *p; *p = (T)(old - (T)v); return old; }
+template <typename T, typename V> static inline T pk_local_atomic_xchg(T* p, V v) { const T old = *p; *p = (T)v; return old; }
+template <typename T, typename C, typename V> static inline T pk_local_atomic_cas(T* p, C cmp, V v) { const T old = *p, c = (T)cmp; if (memcmp(&old, &c, sizeof old) == 0) *p = (T)v; return old; }
+template <typename T, typename V> static inline T pk_local_atomic_min(T* p, V v) { const T old = *p; if constexpr (std::is_integral<T>::value) { if ((T)v < old) *p = (T)v; } else { *p = (T)fmin(old, (T)v); } return old; }
+template <typename T, typename V> static inline T pk_local_atomic_max(T* p, V v) { const T old = *p; if constexpr (std::is_integral<T>::value) { if (old < (T)v) *p = (T)v; } else { *p = (T)fmax(old, (T)v); } return old; }
+template <typename T, typename V> static inline T pk_local_atomic_and(T* p, V v) { const T old = *p; *p = (T)(old & (T)v); return old; }
+template <typename T, typename V> static inline T pk_local_atomic_or(T* p, V v) { const T old = *p; *p = (T)(old | (T)v); return old; }
+template <typename T, typename V> static inline T pk_local_atomic_xor(T* p, V v) { const T old = *p; *p = (T)(old ^ (T)v); return old; }
 template <typename T> struct pk_bits { typedef T type; };
 template <> struct pk_bits<float> { typedef uint32_t type; };
 template <> struct pk_bits<double> { typedef uint64_t type; };
@@ -115,7 +124,7 @@ const long long n = (pk_n0);
     }}}
     /* @synchronize: the work-item loop above has ended */;
      long long  pk_priv_bin[pk_items] ;for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l0; const bool pk_active = (pk_g0 * pk_ls0 + pk_l0) < pk_n0; auto& lid = pk_priv_lid[pk_lid]; auto& bin = pk_priv_bin[pk_lid];if (pk_active) {bin =  ((long long)data[((pk_g0 * pk_ls0 + pk_l0))] * 256) / 256;
-    pk_atomic_add(&local_counts[bin], 1u);}}
+    pk_local_atomic_add(&local_counts[bin], 1u);}}
     /* @synchronize: the work-item loop above has ended */;for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l0; const bool pk_active = (pk_g0 * pk_ls0 + pk_l0) < pk_n0; auto& lid = pk_priv_lid[pk_lid]; auto& bin = pk_priv_bin[pk_lid];if (pk_active) {
     for (long long b = lid; b < 256; b += count) {
         if (local_counts[b] != 0) {
