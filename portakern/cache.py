@@ -338,11 +338,12 @@ def rendered(kernel: Any, target: str, bindings: tuple, ndim: int, *,
 def _render_unmasked(kernel: Any, target: str, bindings: tuple, ndim: int) -> Any:
     from dataclasses import replace
 
-    from .lower import lower_kernel
+    from .lower import lockstep_for, lower_kernel
     from .render import render_lowered
 
     module, kdef = kernel._parse(target)
-    lowered = lower_kernel(replace(kdef, unsafe_indices=True), module, ndim)
+    lowered = lower_kernel(replace(kdef, unsafe_indices=True), module, ndim,
+                           lockstep=lockstep_for(target, kdef))
     return render_lowered(lowered, module.helpers, target, dict(bindings),
                           kernel._template.filename, user_source=kernel._template.source)
 

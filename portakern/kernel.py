@@ -27,7 +27,7 @@ from .errors import (
     NDRangeError,
 )
 from .language import KernelDef, Module, parse
-from .lower import LOCKSTEP_TARGETS, infer_ndim, lower_kernel, needs_lockstep
+from .lower import infer_ndim, lockstep_for, lower_kernel
 from .render import TARGETS, KernelTemplate, RenderedKernel, check_constants, render_lowered
 from .types import KNOWN_TYPES, TYPE_DTYPES, as_type_name, type_name_of
 
@@ -146,8 +146,7 @@ class Kernel:
                     f"kernel.specialize({missing[0]}='float')")
             # Targets whose backend runs a group's work-items in loops get barrier
             # kernels lowered into work-item loops (lower_kernel's ``lockstep``).
-            lockstep = target in LOCKSTEP_TARGETS and needs_lockstep(kdef)
-            lowered = lower_kernel(kdef, module, ndim, lockstep=lockstep)
+            lowered = lower_kernel(kdef, module, ndim, lockstep=lockstep_for(target, kdef))
             hit = render_lowered(lowered, module.helpers, target, full,
                                  self._template.filename, user_source=self._template.source,
                                  **extra)

@@ -37,7 +37,8 @@ from .language import (
 from .types import KNOWN_TYPES
 
 __all__ = ["Gen", "Call", "LoweredKernel", "lower_kernel", "lower_helpers", "KERNEL_CONSTRUCTS",
-           "LOCKSTEP_TARGETS", "lockstep_blocker", "lockstep_jump", "needs_lockstep",
+           "LOCKSTEP_TARGETS", "lockstep_blocker", "lockstep_for", "lockstep_jump",
+           "needs_lockstep",
            "infer_ndim"]
 
 KERNEL_CONSTRUCTS = frozenset({
@@ -78,6 +79,12 @@ class _Uniform:
 
 
 _UNIFORM = _Uniform()
+_BARRIER = "barrier"
+_LOCKSTEP = frozenset({"@synchronize", "@localmem"})
+#: Targets whose launcher runs a group's work-items one after another in loops:
+#: barrier kernels are lowered for them with ``lockstep`` (see :func:`lower_kernel`).
+LOCKSTEP_TARGETS = frozenset({"c"})
+_JUMPS = frozenset({"return", "break", "continue", "goto"})
 
 
 class NotLockstep(CompilationError):
@@ -85,12 +92,6 @@ class NotLockstep(CompilationError):
 
     def __init__(self, message: str) -> None:
         super().__init__(message, log="", source="", target="c")
-_BARRIER = "barrier"
-_LOCKSTEP = frozenset({"@synchronize", "@localmem"})
-#: Targets whose launcher runs a group's work-items one after another in loops:
-#: barrier kernels are lowered for them with ``lockstep`` (see :func:`lower_kernel`).
-LOCKSTEP_TARGETS = frozenset({"c"})
-_JUMPS = frozenset({"return", "break", "continue", "goto"})
 
 
 @dataclass
@@ -595,7 +596,6 @@ class _Lowerer:
                 and isinstance(sig[n + 1], Token) and sig[n + 1].text in ("=", ";", "[", ","))
 
 
-
 class _LockstepLowerer(_Lowerer):
     """Lowers a barrier kernel into work-item loops (see :func:`lower_kernel`)."""
 
@@ -706,6 +706,7 @@ class _LockstepLowerer(_Lowerer):
             self.scopes[-1].append(name)
             out += decl[:at] + [Gen(f"pk_priv_{name}[pk_items]")] + decl[at + 1:]
         return out
+
 
 def _is_tok(it: object, *texts: str) -> bool:
     if not isinstance(it, Token):
@@ -863,6 +864,11 @@ def _defined_macros(helpers: list[Token]) -> set[str]:
 def needs_lockstep(kernel: KernelDef) -> bool:
     """Whether the work-items of a group must run in step: ``@synchronize`` or ``@localmem``."""
     return any(t.kind == "at" and t.text in _LOCKSTEP for t in kernel.body)
+
+
+def lockstep_for(target: str, kernel: KernelDef) -> bool:
+    """The ``lockstep`` argument of :func:`lower_kernel` for ``kernel`` on ``target``."""
+    return target in LOCKSTEP_TARGETS and needs_lockstep(kernel)
 
 
 def lockstep_blocker(kernel: KernelDef) -> str | None:
