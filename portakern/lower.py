@@ -499,6 +499,11 @@ class _Lowerer:
     def flush(self, run: list[list]) -> list:
         if not run:
             return []
+        hoisted, inner = self.split_run(run)
+        return hoisted + [Gen("if (pk_active) {")] + inner + [Gen("}")]
+
+    def split_run(self, run: list[list]) -> tuple[list, list]:
+        """A run's declarations to hoist (through :meth:`hoist`), and its statements."""
         hoisted: list = []
         inner: list = []
         for stmt in run:
@@ -507,10 +512,14 @@ class _Lowerer:
                 inner += stmt
             else:
                 h, body = decl
-                hoisted += h
+                hoisted += self.hoist(h)
                 inner += body
         run.clear()
-        return hoisted + [Gen("if (pk_active) {")] + inner + [Gen("}")]
+        return hoisted, inner
+
+    def hoist(self, declarations: list) -> list:
+        """What a hoisted declaration becomes (as written, here)."""
+        return declarations
 
     def split_declaration(self, stmt: list) -> tuple[list, list] | None:
         """Split ``T a = x, b;`` into ``T a; T b;`` (hoisted) and ``a = x;`` (masked)."""
@@ -619,17 +628,7 @@ class _LockstepLowerer(_Lowerer):
     def flush(self, run: list[list]) -> list:
         if not run:
             return []
-        hoisted: list = []
-        inner: list = []
-        for stmt in run:
-            decl = self.split_declaration(stmt)
-            if decl is None:
-                inner += stmt
-            else:
-                h, body = decl
-                hoisted += self.per_item(h)
-                inner += body
-        run.clear()
+        hoisted, inner = self.split_run(run)
         begin: list = [Call("items_begin", (self.ndim,))]
         if self.masked:
             begin += [Gen("const bool pk_active = ")] + self.active() + [Gen(";")]
@@ -689,10 +688,10 @@ class _LockstepLowerer(_Lowerer):
             masked += [name, Gen(" = ")] + chunk[eq + 1:] + [Gen(";")]
         return hoisted, masked
 
-    def per_item(self, hoisted: list) -> list:
+    def hoist(self, declarations: list) -> list:
         """``T a; T x[3];`` -> ``T pk_priv_a[pk_items]; T pk_priv_x[pk_items][3];``."""
         out: list = []
-        for decl in _split_after(hoisted, ";"):
+        for decl in _split_after(declarations, ";"):
             at = _declarator_name(decl)
             if at is None or not isinstance(decl[at], Token):
                 out += decl  # blanks and comments
