@@ -386,8 +386,7 @@ def _opencl_launcher(kernel: Any, backend: Any, wg: Any = None) -> Any:
     same kernel built by its OpenCL device (PoCL), launched by hand.
     """
     launcher = kernel(backend, wg)
-    if getattr(backend, "executor", None) is not None:
-        launcher._runner = backend  # CPU(): its OpenCL path, not the native one
+    launcher._runner = backend  # CPU(): its OpenCL path, not its native one
     return launcher
 
 

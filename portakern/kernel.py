@@ -301,8 +301,7 @@ class Launcher:
         return dynamic or static
 
     def _route(self) -> Backend:
-        executor = getattr(self.backend, "executor", None)
-        runner = self.backend if executor is None else executor(self.kernel)
+        runner = self.backend.executor(self.kernel)
         self._runner = runner
         return runner
 

@@ -54,7 +54,7 @@ MUST = ("available", "compile", "launch", "array_info", "synchronize", "allocate
 SHOULD = ("zeros", "max_workgroup_size", "max_workitem_sizes", "supports", "cache_key",
           "__eq__", "__hash__")
 #: Members a backend may override.
-MAY = ("for_array", "default_workgroupsize", "templates", "preferred_group_size",
+MAY = ("for_array", "executor", "default_workgroupsize", "templates", "preferred_group_size",
        "synchronous", "unmask_exact")
 #: Feature names :meth:`Backend.supports` is asked about.
 FEATURES = ("float64", "float16", "int64_atomics")
@@ -278,6 +278,16 @@ class Backend:
         cannot run on to another backend.
         """
         return default_instance(cls)
+
+    def executor(self, kernel: Any) -> Backend:
+        """**May.** The backend that compiles and launches ``kernel`` for this one.
+
+        A launcher asks once, on its first launch, and then checks arguments,
+        compiles (in the executor's :attr:`target`) and launches through the
+        answer. The default is ``self``; ``CPU()`` answers with its native C++
+        path or itself (PoCL), per kernel. An executor takes this backend's arrays.
+        """
+        return self
 
     def default_workgroupsize(self, ndrange: tuple[int, ...], compiled: Any) -> tuple[int, ...]:
         """**May.** The workgroup shape used when the caller gives none.
