@@ -487,7 +487,8 @@ def _opencl_devices() -> list[str]:
         return [f"(cannot list OpenCL devices: {exc})"]
 
 
-def _device_label(name: str) -> str:
+def _device_label(name: str, opencl: bool = True) -> str:
+    """What ``name`` runs on, for ``info`` and ``demo``; ``opencl=False`` starts no OpenCL."""
     if name != "CPU":
         return ""
     from .backends.native import NativeCPU, native_toolchain
@@ -506,6 +507,10 @@ def _device_label(name: str) -> str:
     else:
         math = "libmvec vector math" if toolchain.simd_math else "scalar math"
         parts.append(f"native: {Path(toolchain.compiler).name} + OpenMP, {math}")
+    if not opencl:
+        if mode != "opencl" and not isinstance(toolchain, str):
+            parts.append("the OpenCL device for what the native path cannot run")
+        return f" ({'; '.join(parts)})"
     try:
         if CPU.opencl_available():
             device = CPU().device
@@ -586,7 +591,8 @@ def _run_once(ex: Any, backend: Any, args: tuple) -> dict[str, Any]:
 def cmd_demo(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """``portakern demo``: every example on ``CPU()``, checked against NumPy."""
     out = out or sys.stdout
-    from .backends.opencl import CPU
+    from .backends.native import native_toolchain
+    from .backends.opencl import CPU, cpu_mode
     from .examples import EXAMPLES, copy_args, get
 
     status = CPU.available()
@@ -599,8 +605,11 @@ def cmd_demo(args: argparse.Namespace, out: TextIO | None = None) -> int:
     except KeyError as exc:
         raise _UsageError(exc.args[0]) from None
     repeat = max(1, args.repeat)
-    out.write(f"portakern demo on {backend!r}: {backend.device.name.strip()} "
-              f"({backend.device.platform.name.strip()})\n")
+    # The label starts no OpenCL runtime: kernels the native path runs never need it.
+    native_ok = not isinstance(native_toolchain(), str) and cpu_mode() != "opencl"
+    label = _device_label("CPU", opencl=False) if native_ok else (
+        f": {backend.device.name.strip()} ({backend.device.platform.name.strip()})")
+    out.write(f"portakern demo on {backend!r}{label}\n")
     header = f"{'kernel':<16} {'shape':<16} {'dtype':<8} {'time':>10} {'NumPy':>10} " \
              f"{'max error':>10}  result"
     out.write(header + "\n" + "-" * len(header) + "\n")
