@@ -282,11 +282,11 @@ def _code_digest() -> str:
 
 
 def rendered(kernel: Any, target: str, bindings: tuple, ndim: int, *,
-             unmasked: bool = False) -> Any:
+             unmasked: bool = False, disk: bool = True) -> Any:
     """The :class:`~portakern.render.RenderedKernel` of a kernel variant, cached.
 
-    Looks in the kernel's memory cache, then (for the ``opencl`` target) on
-    disk, and renders only on a miss. ``unmasked`` renders the kernel without
+    Looks in the kernel's memory cache, then (with ``disk``) on disk, and
+    renders only on a miss. ``unmasked`` renders the kernel without
     its implicit bounds mask (as ``@kernel(unsafe_indices)`` would), for
     launches whose workgroups tile the ndrange exactly; the masked kernel is
     lowered first all the same, so its errors (a ``return`` before
@@ -304,6 +304,9 @@ def rendered(kernel: Any, target: str, bindings: tuple, ndim: int, *,
         The ndrange rank.
     unmasked : bool
         Render without the bounds mask.
+    disk : bool
+        Use the disk cache. An entry read from disk has no lowered tree, so a
+        caller that re-renders variants (``Backend.renders_variants``) passes False.
     """
     # A key of its own, apart from Kernel.rendered's (target, bindings, ndim, extra):
     # an entry read from disk lacks the lowered tree, and Kernel.rendered's callers
@@ -312,10 +315,7 @@ def rendered(kernel: Any, target: str, bindings: tuple, ndim: int, *,
     hit = kernel._rendered.get(mem_key)
     if hit is not None:
         return hit
-    # Only OpenCL and C++ (CPU) renders go to disk: other launchers may re-render a variant
-    # (RenderedKernel.variant, for MLX), which needs the lowered tree that an
-    # entry on disk does not hold.
-    store = default_cache() if target in ("opencl", "c") else None
+    store = default_cache() if disk else None
     key = data = None
     if store is not None:
         template = kernel._template
@@ -338,8 +338,8 @@ def rendered(kernel: Any, target: str, bindings: tuple, ndim: int, *,
 def _render_unmasked(kernel: Any, target: str, bindings: tuple, ndim: int) -> Any:
     from dataclasses import replace
 
-    from .lower import lockstep_for, lower_kernel
-    from .render import render_lowered
+    from .lower import lower_kernel
+    from .render import lockstep_for, render_lowered
 
     module, kdef = kernel._parse(target)
     lowered = lower_kernel(replace(kdef, unsafe_indices=True), module, ndim,

@@ -27,8 +27,15 @@ from .errors import (
     NDRangeError,
 )
 from .language import KernelDef, Module, parse
-from .lower import infer_ndim, lockstep_for, lower_kernel
-from .render import TARGETS, KernelTemplate, RenderedKernel, check_constants, render_lowered
+from .lower import infer_ndim, lower_kernel
+from .render import (
+    TARGETS,
+    KernelTemplate,
+    RenderedKernel,
+    check_constants,
+    lockstep_for,
+    render_lowered,
+)
 from .types import KNOWN_TYPES, TYPE_DTYPES, as_type_name, type_name_of
 
 __all__ = ["Kernel", "Launcher", "kernel"]
@@ -430,7 +437,8 @@ class Launcher:
         key = (backend.cache_key, backend.target, bindings, ndim, unmasked)
         compiled = kernel._compiled.get(key)
         if compiled is None:
-            rendered = cache.rendered(kernel, backend.target, bindings, ndim, unmasked=unmasked)
+            rendered = cache.rendered(kernel, backend.target, bindings, ndim, unmasked=unmasked,
+                                      disk=not backend.renders_variants)
             compiled = backend.compile(rendered)
             kernel._compiled[key] = compiled
         return compiled

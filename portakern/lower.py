@@ -37,8 +37,7 @@ from .language import (
 from .types import KNOWN_TYPES
 
 __all__ = ["Gen", "Call", "LoweredKernel", "lower_kernel", "lower_helpers", "KERNEL_CONSTRUCTS",
-           "LOCKSTEP_TARGETS", "lockstep_blocker", "lockstep_for", "lockstep_jump",
-           "needs_lockstep",
+           "lockstep_blocker", "lockstep_jump", "needs_lockstep",
            "infer_ndim"]
 
 KERNEL_CONSTRUCTS = frozenset({
@@ -81,9 +80,6 @@ class _Uniform:
 _UNIFORM = _Uniform()
 _BARRIER = "barrier"
 _LOCKSTEP = frozenset({"@synchronize", "@localmem"})
-#: Targets whose launcher runs a group's work-items one after another in loops:
-#: barrier kernels are lowered for them with ``lockstep`` (see :func:`lower_kernel`).
-LOCKSTEP_TARGETS = frozenset({"c"})
 _JUMPS = frozenset({"return", "break", "continue", "goto"})
 
 
@@ -91,7 +87,7 @@ class NotLockstep(CompilationError):
     """A kernel the lockstep lowering cannot express; its launcher runs it elsewhere."""
 
     def __init__(self, message: str) -> None:
-        super().__init__(message, log="", source="", target="c")
+        super().__init__(message)
 
 
 @dataclass
@@ -661,7 +657,8 @@ class _LockstepLowerer(_Lowerer):
                 raise NotLockstep(
                     f"kernel {self.k.name!r}: {it.text!r} (line {it.line}) has a value per "
                     f"work-item, but the code around @synchronize that reads it runs once "
-                    f"per group on the CPU's native path; mark a group-wide value @uniform")
+                    f"per group when work-items run in lockstep loops; mark a group-wide "
+                    f"value @uniform")
 
     def split_declaration(self, stmt: list) -> tuple[list, list] | None:
         if any(isinstance(it, Gen) and it.text == " = " for it in stmt):
@@ -865,11 +862,6 @@ def needs_lockstep(kernel: KernelDef) -> bool:
     return any(t.kind == "at" and t.text in _LOCKSTEP for t in kernel.body)
 
 
-def lockstep_for(target: str, kernel: KernelDef) -> bool:
-    """The ``lockstep`` argument of :func:`lower_kernel` for ``kernel`` on ``target``."""
-    return target in LOCKSTEP_TARGETS and needs_lockstep(kernel)
-
-
 def lockstep_blocker(kernel: KernelDef) -> str | None:
     """Why :func:`lower_kernel` cannot give ``kernel`` work-item loops, or None.
 
@@ -892,13 +884,14 @@ def lower_kernel(kernel: KernelDef, module: Module, ndim: int, *,
     """Lower one kernel for an ndrange of ``ndim`` axes.
 
     ``lockstep`` lowers a kernel with ``@synchronize`` or ``@localmem`` for a target
-    that runs each workgroup's work-items one after another (CPU()'s native path, the
-    ``c`` target), the way KernelAbstractions' CPU backend does: the body is cut at each
-    barrier into runs, each run becomes a loop over the group's work-items
-    (``items_begin``/``items_end`` macros), a barrier is the end of one loop and the
-    start of the next, and a variable declared in a run lives on as one element per
-    work-item (``pk_priv_<name>[pk_items]``, bound by reference in every later loop).
-    A loop around ``@synchronize`` runs once per group, so its bounds must be uniform,
+    that runs each workgroup's work-items one after another (one whose ``macros.j2``
+    sets ``lockstep = true``: the ``c`` target of CPU()'s native path), the way
+    KernelAbstractions' CPU backend does: the body is cut at each barrier into runs,
+    each run becomes a loop over the group's work-items (``items_begin``/``items_end``
+    macros), a barrier is the end of one loop and the start of the next, and a
+    variable declared in a run lives on as one element per work-item
+    (``pk_priv_<name>[pk_items]``, bound by reference in every later loop). A loop
+    around ``@synchronize`` runs once per group, so its bounds must be uniform,
     as on every target. The caller checks :func:`lockstep_blocker` first.
     """
     if isinstance(ndim, bool) or not isinstance(ndim, int) or not 0 <= ndim <= 3:

@@ -27,7 +27,7 @@ import numpy as np
 
 from .errors import KernelSyntaxError, KernelTypeError
 from .language import SourceMap, Token
-from .lower import Call, Gen, LoweredKernel, lower_helpers
+from .lower import Call, Gen, LoweredKernel, lower_helpers, needs_lockstep
 from .types import KNOWN_TYPES, as_type_name
 
 __all__ = ["TARGETS", "KernelTemplate", "RenderedKernel", "render_lowered", "check_constants",
@@ -85,6 +85,22 @@ def target_environment() -> jinja2.Environment:
             autoescape=False,
         )
     return _ENV
+
+
+def lockstep_for(target: str, kernel: Any) -> bool:
+    """The ``lockstep`` argument of :func:`~portakern.lower.lower_kernel` on ``target``.
+
+    True for a kernel with ``@synchronize`` or ``@localmem`` when the target's
+    ``macros.j2`` sets ``lockstep = true``: its launcher runs a group's work-items
+    one after another, so barriers become the ends of work-item loops.
+    """
+    if not needs_lockstep(kernel):
+        return False
+    try:
+        macros = target_environment().get_template(f"{target}/macros.j2").module
+    except jinja2.TemplateNotFound:
+        return False
+    return bool(getattr(macros, "lockstep", False))
 
 
 def _finalize(value: object) -> object:

@@ -26,7 +26,8 @@ should
 may
     :meth:`~Backend.for_array`, :meth:`~Backend.default_workgroupsize`,
     :attr:`~Backend.templates`, :attr:`~Backend.preferred_group_size`,
-    :attr:`~Backend.synchronous`, :attr:`~Backend.unmask_exact`.
+    :attr:`~Backend.synchronous`, :attr:`~Backend.unmask_exact`,
+    :attr:`~Backend.renders_variants`.
 
 An intermediate base class that is not meant to be used on its own opts out of
 the check with ``class MyBase(Backend, abstract=True)``.
@@ -55,7 +56,7 @@ SHOULD = ("zeros", "max_workgroup_size", "max_workitem_sizes", "supports", "cach
           "__eq__", "__hash__")
 #: Members a backend may override.
 MAY = ("for_array", "executor", "default_workgroupsize", "templates", "preferred_group_size",
-       "synchronous", "unmask_exact")
+       "synchronous", "unmask_exact", "renders_variants")
 #: Feature names :meth:`Backend.supports` is asked about.
 FEATURES = ("float64", "float16", "int64_atomics")
 
@@ -145,6 +146,11 @@ class Backend:
     #: the ndrange exactly (CPU devices vectorise an unmasked body; on GPUs the mask
     #: is free). ``default_workgroupsize`` is then also called with ``compiled=None``.
     unmask_exact: ClassVar[bool] = False
+    #: **May.** True when :meth:`compile` re-renders what it is given
+    #: (:meth:`~portakern.render.RenderedKernel.variant`), which needs the lowered
+    #: tree: the renderings it gets then never come from the disk cache, which
+    #: stores source text only.
+    renders_variants: ClassVar[bool] = False
     #: **May.** A folder holding ``<target>/`` template folders (``macros.j2``,
     #: ``prelude.j2``, ``module.j2``). It is put ahead of portakern's own folder
     #: when the class is created: a new target, or single files overriding an

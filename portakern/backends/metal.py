@@ -87,6 +87,8 @@ class _MLXBackend(Backend, abstract=True):
 
     synchronous: ClassVar[bool] = False
     preferred_group_size: ClassVar[int] = 256
+    # MLX takes a header and a body: compile() renders the kernel again, split.
+    renders_variants: ClassVar[bool] = True
 
     def __init__(self, *, float64: str = "error") -> None:
         if float64 not in _FLOAT64_MODES:
