@@ -9,13 +9,14 @@ print their message, which names the user's file and line, and exit with status
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import importlib.metadata
 import os
 import platform
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -332,20 +333,14 @@ def _check_c(rendered: Any, sources: dict[str, str]) -> str:
 
 
 def _check_cuda(rendered: Any, sources: dict[str, str]) -> str:
-    from .checks.cuda import compile_cuda_ptx, cuda_check_available
+    from .backends.cuda import CUDA  # imports without CuPy
+    from .checks.cuda import cuda_check_available
 
     ok, detail = cuda_check_available()
     if not ok:
         raise BackendUnavailableError(detail)
-    try:
-        from .backends.cuda import CUDA
-    except ImportError:
-        CUDA = None  # noqa: N806 - the launcher is optional; the plain check still works
-    if CUDA is not None and hasattr(CUDA, "compile_check"):
-        # The launcher's own check compiles with the options a launch would use.
-        CUDA.compile_check(rendered)
-    else:
-        compile_cuda_ptx(rendered.source, name=f"{rendered.name}.cu", sources=sources)
+    # The launcher's own check compiles with the options a launch would use.
+    CUDA.compile_check(rendered)
     return f"PTX for compute_90 ({detail.split(' (')[0]})"
 
 
@@ -441,9 +436,15 @@ _VERSIONS = ("numpy", "jinja2", "pyopencl", "pocl-binary-distribution", "platfor
              "cupy", "mlx")
 
 
+@functools.cache
+def _distributions() -> Mapping[str, list[str]]:
+    """Top-level module -> distributions; one scan of the installed packages (~65 ms)."""
+    return importlib.metadata.packages_distributions()
+
+
 def _version(module: str) -> str | None:
     """The installed version of a package, read from metadata (nothing is imported)."""
-    dists = importlib.metadata.packages_distributions().get(module.replace("-", "_"))
+    dists = _distributions().get(module.replace("-", "_"))
     candidates = [*(dists or []), module]
     if module == "cupy":
         # CuPy's wheels are named for their CUDA version.
@@ -459,14 +460,7 @@ def _version(module: str) -> str | None:
 def _backend_status(name: str) -> tuple[bool, str]:
     from . import registry
 
-    status_of = getattr(registry, "backend_status", None)
-    if status_of is not None:
-        status = status_of(name)
-        return bool(status), status.reason
-    try:
-        status = registry.backend_class(name).available()
-    except ImportError as exc:
-        return False, str(exc)
+    status = registry.backend_status(name)
     return bool(status), status.reason
 
 
