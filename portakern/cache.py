@@ -171,12 +171,18 @@ class DiskCache:
                 self._memory[(kind, key)] = bytes(data)
             return
         path = self._path(kind, key)
+        if not self._publish(path, _MAGIC + hashlib.sha256(data).digest() + data):
+            with self._lock:
+                self._memory[(kind, key)] = bytes(data)
+
+    def _publish(self, path: Path, data: bytes) -> bool:
+        """Write ``path`` atomically; False (after :meth:`fall_back`) if the folder fails."""
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
             try:
                 with os.fdopen(fd, "wb") as f:
-                    f.write(_MAGIC + hashlib.sha256(data).digest() + data)
+                    f.write(data)
                 os.replace(tmp, path)
             except BaseException:
                 try:
@@ -188,22 +194,29 @@ class DiskCache:
             if path.is_file():
                 # Another writer holds the same entry (Windows refuses to replace an
                 # open file); theirs is as good as ours.
-                return
+                return True
             self.fall_back(exc)
-            with self._lock:
-                self._memory[(kind, key)] = bytes(data)
+            return False
+        return True
 
-    def folder(self, kind: str) -> Path | None:
-        """A folder for entries that must be plain files (shared objects), or None.
+    def file_path(self, kind: str, name: str) -> Path | None:
+        """Where an entry that must be a plain file (a shared object) lives, or None.
 
         None when the cache is off or could not be written: the caller then keeps
-        its file in a temporary folder for the process. Files here carry no
-        checksum header; the caller writes them atomically (:func:`os.replace`)
-        and rebuilds one that fails to load.
+        its file in a temporary folder for the process. Such files carry no
+        checksum header (``dlopen`` needs the bare file); the caller rebuilds one
+        that fails to load, and :meth:`put_file` writes them atomically.
         """
         if not self._writable or self.directory is None:
             return None
-        return self.directory / f"v{FORMAT}" / kind
+        return self.directory / f"v{FORMAT}" / kind / name[:2] / name
+
+    def put_file(self, kind: str, name: str, source: Path) -> Path | None:
+        """Copy the file ``source`` in as ``(kind, name)``; its path, or None if unusable."""
+        path = self.file_path(kind, name)
+        if path is None or not self._publish(path, source.read_bytes()):
+            return None
+        return path
 
     def fall_back(self, exc: OSError) -> None:
         """Stop writing to the folder, with one :class:`CacheWarning` (after ``exc``)."""

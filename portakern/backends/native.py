@@ -278,26 +278,21 @@ def _build(toolchain: Toolchain, rendered: Any) -> _Compiled:
     key = cache.make_key("native", rendered.source, tuple(flags), tuple(toolchain.libs()),
                          toolchain.identity)
     store = cache.default_cache()
-    folder = store.folder("native")
-    target = folder / key[:2] / f"{key}.so" if folder is not None else None
-    if target is not None and target.is_file():
-        try:
-            return _Compiled(ctypes.CDLL(str(target)), rendered, str(target))
-        except OSError:
-            pass  # torn or from another machine: rebuild below, which replaces it
+    name = f"{key}.so"
+    hit = _load(store.file_path("native", name), rendered)
+    if hit is not None:
+        return hit
     with _LOCK:
         lock = _BUILD_LOCKS.setdefault(key, threading.Lock())
     with lock:
-        if target is not None and target.is_file():
-            try:
-                return _Compiled(ctypes.CDLL(str(target)), rendered, str(target))
-            except OSError:
-                pass
+        hit = _load(store.file_path("native", name), rendered)  # another thread built it
+        if hit is not None:
+            return hit
         # ignore_cleanup_errors: where a loaded library cannot be deleted (Windows).
         with tempfile.TemporaryDirectory(prefix="portakern-", ignore_cleanup_errors=True) as tmp:
             src = Path(tmp) / f"{rendered.name}.cpp"
             src.write_text(rendered.source, encoding="utf-8")
-            built = Path(tmp) / f"{key}.so"
+            built = Path(tmp) / name
             cmd = [toolchain.compiler, *flags, str(src), "-o", str(built), *toolchain.libs()]
             try:
                 done = subprocess.run(cmd, capture_output=True, text=True, check=False,
@@ -309,25 +304,20 @@ def _build(toolchain: Toolchain, rendered: Any) -> _Compiled:
                     log="", source=rendered.source, target="c") from exc
             if done.returncode != 0:
                 raise _compile_error(rendered, done.stderr or done.stdout)
-            if target is not None:
-                tmp_target = None
-                try:
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    fd, tmp_target = tempfile.mkstemp(prefix=".tmp-", suffix=".so",
-                                                      dir=target.parent)
-                    os.close(fd)
-                    shutil.copyfile(built, tmp_target)
-                    os.replace(tmp_target, target)
-                except OSError as exc:
-                    if tmp_target is not None:
-                        Path(tmp_target).unlink(missing_ok=True)
-                    # An unwritable cache: one warning, then builds stay in temporary
-                    # folders for the rest of the process.
-                    store.fall_back(exc)
-                else:
-                    return _Compiled(ctypes.CDLL(str(target)), rendered, str(target))
+            # An unwritable cache warns once; builds then stay in temporary folders.
+            placed = store.put_file("native", name, built)
             # Loaded before the folder goes: the mapping outlives the file.
-            return _Compiled(ctypes.CDLL(str(built)), rendered, str(built))
+            return _Compiled(ctypes.CDLL(str(placed or built)), rendered, str(placed or built))
+
+
+def _load(path: Path | None, rendered: Any) -> _Compiled | None:
+    """The cached shared object at ``path``, or None (missing, torn, or not loadable)."""
+    if path is None or not path.is_file():
+        return None
+    try:
+        return _Compiled(ctypes.CDLL(str(path)), rendered, str(path))
+    except OSError:
+        return None  # rebuilt by the caller, which replaces the file
 
 
 def _compile_error(rendered: Any, log: str) -> CompilationError:
