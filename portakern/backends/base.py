@@ -46,7 +46,7 @@ import numpy as np
 from ..errors import BackendUnavailableError
 
 __all__ = ["Backend", "ArrayInfo", "Availability", "MUST", "SHOULD", "MAY", "FEATURES",
-           "default_instance", "exact_groups", "pow2_groups"]
+           "cpu_groups", "default_instance", "exact_groups", "pow2_groups"]
 
 #: Members every backend must provide (checked when the subclass is created).
 MUST = ("available", "compile", "launch", "array_info", "synchronize", "allocate",
@@ -345,7 +345,9 @@ def pow2_groups(ndrange: tuple[int, ...], budget: int,
     return tuple(sizes)
 
 
-#: Group extents exact_groups tries, largest first: powers of two times 1, 3, 5, 25, 125...
+#: Group extents exact_groups tries, largest first: powers of two and their multiples of
+#: 5 and 3, which divide the sizes people use. A short fixed list also bounds how many
+#: work-group functions PoCL compiles (one per local size).
 _EXACT_SIZES = (2048, 2000, 1600, 1536, 1280, 1250, 1024, 1000, 800, 768, 640, 625, 600, 512,
                 500, 400, 384, 320, 300, 256, 250, 200, 192, 160, 150, 128, 125, 120, 100, 96,
                 80, 75, 64, 60, 50, 48, 40, 32, 25, 24, 20, 16, 15, 12, 10, 8, 6, 5, 4, 3, 2, 1)
@@ -373,3 +375,10 @@ def exact_groups(ndrange: tuple[int, ...], limit: int, items: tuple[int, ...],
     if math.prod(sizes) < min(total, 64):
         return None  # e.g. a prime length: thousands of one-item groups cost more than a mask
     return tuple(sizes)
+
+
+def cpu_groups(ndrange: tuple[int, ...], limit: int, items: tuple[int, ...], cores: int,
+               preferred: int) -> tuple[int, ...]:
+    """A CPU's default workgroup: :func:`exact_groups`, else :func:`pow2_groups`."""
+    return (exact_groups(ndrange, limit, items, cores)
+            or pow2_groups(ndrange, min(preferred, limit), items))

@@ -39,7 +39,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..errors import BackendUnavailableError, CompilationError
-from .base import Availability, Backend, exact_groups
+from .base import Availability, Backend, cpu_groups
 from .host import NumPyArrays, arg_key, keys_match
 
 __all__ = ["NativeCPU", "native_toolchain"]
@@ -303,7 +303,11 @@ def _build(toolchain: Toolchain, rendered: Any) -> _Compiled:
                     f"over {_COMPILE_TIMEOUT} s and was stopped: {' '.join(cmd)}",
                     log="", source=rendered.source, target="c") from exc
             if done.returncode != 0:
-                raise _compile_error(rendered, done.stderr or done.stdout)
+                from ..checks.diagnostics import compilation_error
+
+                raise compilation_error(
+                    f"C++ compilation of kernel {rendered.name!r} (CPU, native path) failed",
+                    done.stderr or done.stdout, rendered, "c")
             # An unwritable cache warns once; builds then stay in temporary folders.
             placed = store.put_file("native", name, built)
             # Loaded before the folder goes: the mapping outlives the file.
@@ -320,16 +324,6 @@ def _load(path: Path | None, rendered: Any) -> _Compiled | None:
         return None  # rebuilt by the caller, which replaces the file
 
 
-def _compile_error(rendered: Any, log: str) -> CompilationError:
-    from ..checks.diagnostics import format_diagnostics, parse_diagnostics
-
-    diags = [d for d in parse_diagnostics(log) if d.filename == rendered.filename]
-    msg = format_diagnostics(diags, rendered.sources()) if diags else log
-    return CompilationError(
-        f"C++ compilation of kernel {rendered.name!r} (CPU, native path) failed:\n{msg}",
-        log=log, source=rendered.source, target="c")
-
-
 class NativeCPU(NumPyArrays, Backend):
     """NumPy arrays, run by C++ compiled for this CPU; used by ``CPU()``, not directly.
 
@@ -340,8 +334,6 @@ class NativeCPU(NumPyArrays, Backend):
     name: ClassVar[str] = "CPU"
     target: ClassVar[str] = "c"
     synchronous: ClassVar[bool] = True
-    for_array = classmethod(Backend.for_array.__func__)  # type: ignore[assignment]
-
     def __init__(self, lockstep: bool = False) -> None:
         toolchain = native_toolchain()
         if isinstance(toolchain, str):
@@ -414,9 +406,8 @@ class NativeCPU(NumPyArrays, Backend):
             # Work-items of a group share @localmem and meet at barriers: the OpenCL
             # path's CPU default (a shape that tiles the ndrange, up to 2048 items,
             # else powers of two up to 256), so a kernel behaves as it did on PoCL.
-            shape = exact_groups(ndrange, MAX_WORKGROUP, self.max_workitem_sizes(),
-                                 os.cpu_count() or 1)
-            return shape or super().default_workgroupsize(ndrange, compiled)
+            return cpu_groups(ndrange, MAX_WORKGROUP, self.max_workitem_sizes(),
+                              os.cpu_count() or 1, self.preferred_group_size)
         last = max(1, min(ndrange[-1], _CHUNK))
         return (1,) * (len(ndrange) - 1) + (last,)
 

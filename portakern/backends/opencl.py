@@ -19,8 +19,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..errors import BackendUnavailableError, CompilationError, LaunchError
-from .base import ArrayInfo, Availability, Backend, exact_groups, pow2_groups
+from ..errors import BackendUnavailableError, LaunchError
+from .base import ArrayInfo, Availability, Backend, cpu_groups
 from .host import NumPyArrays, arg_key, keys_match
 
 __all__ = ["OpenCL", "CPU", "cpu_install_hint"]
@@ -77,14 +77,10 @@ def _build(cl: Any, context: Any, device: Any, rendered: Any, options: list[str]
     try:
         program = cl.Program(context, rendered.source).build(options=options, devices=[device])
     except cl.RuntimeError as exc:
-        from ..checks.diagnostics import format_diagnostics, parse_diagnostics
+        from ..checks.diagnostics import compilation_error
 
-        log = str(exc)
-        diags = [d for d in parse_diagnostics(log) if d.filename == rendered.filename]
-        msg = format_diagnostics(diags, rendered.sources()) if diags else log
-        raise CompilationError(
-            f"OpenCL compilation of kernel {rendered.name!r} failed:\n{msg}",
-            log=log, source=rendered.source, target="opencl") from exc
+        raise compilation_error(f"OpenCL compilation of kernel {rendered.name!r} failed",
+                                str(exc), rendered, "opencl") from exc
     _store_program(cl, program, device, rendered, options)
     return _finish(cl, program, device, rendered)
 
@@ -253,10 +249,8 @@ class OpenCL(Backend):
         if not self.unmask_exact:
             return super().default_workgroupsize(ndrange, compiled)
         limit = self._max_wg if compiled is None else self.max_workgroup_size(compiled)
-        shape = exact_groups(ndrange, limit, self._max_items, int(self.device.max_compute_units))
-        if shape is None:
-            shape = pow2_groups(ndrange, min(self.preferred_group_size, limit), self._max_items)
-        return shape
+        return cpu_groups(ndrange, limit, self._max_items, int(self.device.max_compute_units),
+                          self.preferred_group_size)
 
     def launch(self, compiled: Any, args: list, global_size: tuple[int, ...],
                local_size: tuple[int, ...]) -> None:
@@ -311,11 +305,6 @@ class OpenCL(Backend):
         return array.get(queue=self.queue)
 
 
-#: Workgroup extents tried on CPU devices, largest first: powers of two and their
-#: multiples of 5 and 3, which divide the sizes people use. A short fixed list
-#: also bounds how many work-group functions PoCL compiles (one per local size).
-
-
 def _default_context(cl: Any) -> Any:
     platforms = cl.get_platforms()
     for kind in (cl.device_type.GPU, cl.device_type.ALL):
@@ -329,7 +318,7 @@ def _default_context(cl: Any) -> Any:
     raise BackendUnavailableError("no OpenCL device found; " + cpu_install_hint())
 
 
-class CPU(OpenCL):
+class CPU(NumPyArrays, OpenCL):
     """NumPy arrays on a CPU OpenCL device, zero-copy, finished on return.
 
     All ``CPU()`` objects share one context and queue (per process), so they
@@ -450,16 +439,6 @@ class CPU(OpenCL):
                 f"OpenCL launch of {kernel.function_name!r} failed (global {global_size}, "
                 f"local {local_size}): {exc}") from exc
 
-    def synchronize(self) -> None:
-        self.queue.finish()
-
-    # NumPy arrays: array_info, allocate, zeros, to_device, to_host come from
-    # NumPyArrays. The buffers wrap the arrays' own memory (USE_HOST_PTR): no copy.
-    array_info = NumPyArrays.array_info
-    allocate = NumPyArrays.allocate
-    zeros = NumPyArrays.zeros
-    to_device = NumPyArrays.to_device
-    to_host = NumPyArrays.to_host
 
 
 _CPU_STATE = frozenset({"queue", "context", "device", "_programs", "_max_wg", "_max_items",

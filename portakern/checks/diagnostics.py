@@ -18,8 +18,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["Diagnostic", "format_diagnostics", "parse_diagnostics"]
+__all__ = ["Diagnostic", "compilation_error", "format_diagnostics", "parse_diagnostics"]
 
 _ERROR_SEVERITIES = frozenset({"error", "fatal error", "catastrophic error"})
 
@@ -234,3 +235,18 @@ def _excerpt(diag: Diagnostic, sources: Mapping[str, str]) -> list[str] | None:
         pad += " " * max(0, diag.column - 1 - len(line))
         out.append("    " + pad + "^")
     return out
+
+
+def compilation_error(headline: str, log: str, rendered: Any, target: str) -> Any:
+    """A :class:`~portakern.errors.CompilationError` for a failed build of ``rendered``.
+
+    The message is ``headline``, then the compiler's diagnostics about the user's
+    file (``rendered.filename``), each with the user's line and a caret; the whole
+    log when none is about that file.
+    """
+    from ..errors import CompilationError
+
+    diags = [d for d in parse_diagnostics(log) if d.filename == rendered.filename]
+    msg = format_diagnostics(diags, rendered.sources()) if diags else log
+    return CompilationError(f"{headline}:\n{msg}", log=log, source=rendered.source,
+                            target=target)
