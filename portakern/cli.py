@@ -481,41 +481,14 @@ def _opencl_devices() -> list[str]:
         return [f"(cannot list OpenCL devices: {exc})"]
 
 
-def _device_label(name: str, opencl: bool = True) -> str:
-    """What ``name`` runs on, for ``info`` and ``demo``; ``opencl=False`` starts no OpenCL."""
-    if name != "CPU":
-        return ""
-    from .backends.native import NativeCPU, native_toolchain
-    from .backends.opencl import CPU, cpu_mode
+def _device_label(name: str) -> str:
+    from . import registry
 
-    parts = []
     try:
-        mode = cpu_mode()
-    except BackendUnavailableError as exc:
-        return f" ({exc})"
-    toolchain = native_toolchain()
-    if mode == "opencl":
-        parts.append("native path off (PORTAKERN_CPU=opencl)")
-    elif isinstance(toolchain, str):
-        parts.append(f"native path unavailable: {toolchain}")
-    else:
-        math = "libmvec vector math" if toolchain.simd_math else "scalar math"
-        parts.append(f"native: {Path(toolchain.compiler).name} + OpenMP, {math}")
-    if not opencl:
-        if mode != "opencl" and not isinstance(toolchain, str):
-            parts.append("the OpenCL device for what the native path cannot run")
-        return f" ({'; '.join(parts)})"
-    try:
-        if CPU.opencl_available():
-            device = CPU().device
-            parts.append(f"OpenCL: {device.name.strip()}, {device.platform.name.strip()}"
-                         + ("" if mode == "opencl" or not NativeCPU.available()
-                            else ", for what the native path cannot run"))
-        else:
-            parts.append(f"no OpenCL device: {CPU.opencl_available().reason}")
+        text = registry.backend_class(name).describe()
     except Exception:  # noqa: BLE001 - a label must not break info
-        pass
-    return f" ({'; '.join(parts)})"
+        return ""
+    return f" ({text})" if text else ""
 
 
 def cmd_info(args: argparse.Namespace, out: TextIO | None = None) -> int:
@@ -585,8 +558,7 @@ def _run_once(ex: Any, backend: Any, args: tuple) -> dict[str, Any]:
 def cmd_demo(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """``portakern demo``: every example on ``CPU()``, checked against NumPy."""
     out = out or sys.stdout
-    from .backends.native import native_toolchain
-    from .backends.opencl import CPU, cpu_mode
+    from .backends.opencl import CPU
     from .examples import EXAMPLES, copy_args, get
 
     status = CPU.available()
@@ -599,11 +571,8 @@ def cmd_demo(args: argparse.Namespace, out: TextIO | None = None) -> int:
     except KeyError as exc:
         raise _UsageError(exc.args[0]) from None
     repeat = max(1, args.repeat)
-    # The label starts no OpenCL runtime: kernels the native path runs never need it.
-    native_ok = not isinstance(native_toolchain(), str) and cpu_mode() != "opencl"
-    label = _device_label("CPU", opencl=False) if native_ok else (
-        f": {backend.device.name.strip()} ({backend.device.platform.name.strip()})")
-    out.write(f"portakern demo on {backend!r}{label}\n")
+    # start=False: kernels the native path runs never need the OpenCL runtime.
+    out.write(f"portakern demo on {backend!r} ({CPU.describe(start=False)})\n")
     header = f"{'kernel':<16} {'shape':<16} {'dtype':<8} {'time':>10} {'NumPy':>10} " \
              f"{'max error':>10}  result"
     out.write(header + "\n" + "-" * len(header) + "\n")

@@ -55,8 +55,8 @@ MUST = ("available", "compile", "launch", "array_info", "synchronize", "allocate
 SHOULD = ("zeros", "max_workgroup_size", "max_workitem_sizes", "supports", "cache_key",
           "__eq__", "__hash__")
 #: Members a backend may override.
-MAY = ("for_array", "executor", "default_workgroupsize", "templates", "preferred_group_size",
-       "synchronous", "unmask_exact", "renders_variants")
+MAY = ("for_array", "executor", "describe", "default_workgroupsize", "templates",
+       "preferred_group_size", "synchronous", "unmask_exact", "renders_variants")
 #: Feature names :meth:`Backend.supports` is asked about.
 FEATURES = ("float64", "float16", "int64_atomics")
 
@@ -294,6 +294,14 @@ class Backend:
         path or itself (PoCL), per kernel. An executor takes this backend's arrays.
         """
         return self
+
+    @classmethod
+    def describe(cls, start: bool = True) -> str:
+        """**May.** What runs this backend's kernels, for ``portakern info`` and ``demo``.
+
+        ``start=False`` asks for an answer that starts no runtime. Default: empty.
+        """
+        return ""
 
     def default_workgroupsize(self, ndrange: tuple[int, ...], compiled: Any) -> tuple[int, ...]:
         """**May.** The workgroup shape used when the caller gives none.

@@ -396,6 +396,39 @@ class CPU(NumPyArrays, OpenCL):
         return cls.opencl_available()
 
     @classmethod
+    def describe(cls, start: bool = True) -> str:
+        """The CPU paths: the native compiler, and the OpenCL device (found, not started).
+
+        With ``start=False`` and the native path on, PyOpenCL is not even imported.
+        """
+        from .native import native_toolchain
+
+        try:
+            mode = cpu_mode()
+        except BackendUnavailableError as exc:
+            return str(exc)
+        toolchain = native_toolchain()
+        native = mode != "opencl" and not isinstance(toolchain, str)
+        if mode == "opencl":
+            parts = ["native path off (PORTAKERN_CPU=opencl)"]
+        elif isinstance(toolchain, str):
+            parts = [f"native path unavailable: {toolchain}"]
+        else:
+            math = "libmvec vector math" if toolchain.simd_math else "scalar math"
+            parts = [f"native: {os.path.basename(toolchain.compiler)} + OpenMP, {math}"]
+        if native and not start:
+            parts.append("the OpenCL device for what the native path cannot run")
+            return "; ".join(parts)
+        try:
+            device = _find_cpu_device(_import_cl())
+        except Exception as exc:  # noqa: BLE001 - the ICD loader fails in many ways
+            parts.append(f"no OpenCL device: {exc}")
+        else:
+            parts.append(f"OpenCL: {device.name.strip()}, {device.platform.name.strip()}"
+                         + (", for what the native path cannot run" if native else ""))
+        return "; ".join(parts)
+
+    @classmethod
     def opencl_available(cls) -> Availability:
         """Whether the OpenCL path (what the native path cannot run) has a CPU device."""
         try:
