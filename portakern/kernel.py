@@ -341,7 +341,7 @@ class Launcher:
             except CompilationError as exc:
                 if backend is self.backend:
                     raise
-                self._fall_back(exc, args, ndrange, workgroupsize)
+                self._fall_back(backend, exc, args, ndrange, workgroupsize)
                 return
             if wg_key is not _UNCACHED:
                 if len(self._plans) >= _MAX_PLANS:
@@ -353,14 +353,14 @@ class Launcher:
         launch_args.extend(sizes)
         backend.launch(compiled, launch_args, global_size, local_size)
 
-    def _fall_back(self, exc: CompilationError, args: tuple, ndrange: Any,
+    def _fall_back(self, runner: Backend, exc: CompilationError, args: tuple, ndrange: Any,
                    workgroupsize: Any) -> None:
-        """Run on ``self.backend`` itself after its executor failed to compile the kernel.
+        """Run on ``self.backend`` itself after its executor ``runner`` failed to compile.
 
         ``CPU()``'s native path renders the kernel as C++; code that only compiles as
         OpenCL (an ``else`` branch of a target escape written for OpenCL) still runs,
-        on the OpenCL device, with a :class:`NativeFallbackWarning`. If the OpenCL
-        build fails too, the native error is raised and nothing is remembered.
+        on the OpenCL device, with a :class:`NativeFallbackWarning`. If that build
+        fails too, the executor's error is raised and nothing is remembered.
         """
         import warnings
 
@@ -375,11 +375,12 @@ class Launcher:
             self._plans.clear()
             raise exc from None
         if isinstance(exc, NotLockstep):
-            return  # a documented limit of the native path (docs/cpu.md), not a user error
+            return  # a documented limit of lockstep lowering (docs/cpu.md), not a user error
+        ours, theirs = self.backend.target, runner.target
         warnings.warn(
-            f"kernel {self.kernel.name!r} runs on {self.backend!r}'s OpenCL device: its C++ "
-            f"rendering (target 'c', the native path) does not compile. Put OpenCL-only "
-            f"code under {{% if target == \"opencl\" %}} to run it natively. The compiler "
+            f"kernel {self.kernel.name!r} runs on {self.backend!r} as {ours!r}: its "
+            f"{theirs!r} rendering does not compile. Put {ours!r}-only code under "
+            f"{{% if target == \"{ours}\" %}} to run it as {theirs!r}. The compiler "
             f"said:\n{exc}", NativeFallbackWarning, stacklevel=3)
 
     def _plan(self, backend: Backend, kdef: KernelDef, bindings: tuple, nd: tuple[int, ...],
