@@ -137,3 +137,15 @@ def hammer_threads(kernel: Any, n: int = 8, size: int = 4096, repeats: int = 5) 
     assert not errors
     for i, y in enumerate(outs):
         np.testing.assert_array_equal(y, 1 + repeats * i * x)
+
+
+def unique_saxpy() -> str:
+    """A saxpy source no earlier test or process has cached.
+
+    A comment does not change the program, but it changes the source and so every
+    cache key: the test starts cold.
+    """
+    import uuid
+
+    return (f"// {uuid.uuid4().hex}\n@kernel void saxpy(T* y, const T* x, T a) {{\n"
+            f"    const long i = @index(Global, Linear);\n    y[i] = a * x[i] + y[i];\n}}\n")

@@ -7,12 +7,11 @@ import os
 import subprocess
 import sys
 import threading
-import uuid
 import warnings
 
 import numpy as np
 import pytest
-from conftest import hammer_threads
+from conftest import hammer_threads, unique_saxpy
 
 import portakern as pk
 from portakern import cache
@@ -37,13 +36,6 @@ def opencl_cpu(monkeypatch):
     The native path's shared objects have tests of their own in test_native.py.
     """
     monkeypatch.setenv("PORTAKERN_CPU", "opencl")
-
-
-def _unique_saxpy() -> str:
-    # A comment does not change the program, but it changes the source and so the
-    # keys: every test starts cold, whatever earlier tests or processes cached.
-    return (f"// {uuid.uuid4().hex}\n@kernel void saxpy(T* y, const T* x, T a) {{\n"
-            f"    const long i = @index(Global, Linear);\n    y[i] = a * x[i] + y[i];\n}}\n")
 
 
 def _entries(d, kind: str) -> list:
@@ -176,7 +168,7 @@ def test_disabled_cache_writes_nothing(cache_dir, monkeypatch, value):
     monkeypatch.setenv("PORTAKERN_CACHE", value)
     assert not cache.cache_enabled()
     assert cache.default_cache().directory is None
-    k = pk.kernel(_unique_saxpy())
+    k = pk.kernel(unique_saxpy())
     y, x = np.ones(64, np.float32), np.arange(64, dtype=np.float32)
     k(y, x, np.float32(2), ndrange=y.shape)
     np.testing.assert_array_equal(y, 2 * x + 1)
@@ -186,7 +178,7 @@ def test_disabled_cache_writes_nothing(cache_dir, monkeypatch, value):
 # -- kernels through the cache --------------------------------------------------------------
 
 def test_kernel_fills_the_cache_and_a_new_kernel_hits_it(cache_dir, opencl_cpu):
-    src = _unique_saxpy()
+    src = unique_saxpy()
     y, x = np.ones(1000, np.float32), np.arange(1000, dtype=np.float32)
     pk.kernel(src)(y, x, np.float32(2), ndrange=y.shape)
     assert _entries(cache_dir, "render") and _entries(cache_dir, "opencl")
@@ -199,7 +191,7 @@ def test_kernel_fills_the_cache_and_a_new_kernel_hits_it(cache_dir, opencl_cpu):
 
 
 def test_stale_binary_is_rebuilt(cache_dir, opencl_cpu):
-    src = _unique_saxpy()
+    src = unique_saxpy()
     y, x = np.ones(1000, np.float32), np.arange(1000, dtype=np.float32)
     pk.kernel(src)(y, x, np.float32(2), ndrange=y.shape)
     (entry,) = _entries(cache_dir, "opencl")
@@ -212,7 +204,7 @@ def test_stale_binary_is_rebuilt(cache_dir, opencl_cpu):
 
 
 def test_undecodable_render_entry_is_rerendered(cache_dir):
-    src = _unique_saxpy()
+    src = unique_saxpy()
     y, x = np.ones(100, np.float32), np.arange(100, dtype=np.float32)
     pk.kernel(src)(y, x, np.float32(2), ndrange=y.shape)
     for entry in _entries(cache_dir, "render"):
@@ -222,7 +214,7 @@ def test_undecodable_render_entry_is_rerendered(cache_dir):
 
 
 def test_threads_compile_one_kernel_at_once(cache_dir, opencl_cpu):
-    hammer_threads(pk.kernel(_unique_saxpy()))
+    hammer_threads(pk.kernel(unique_saxpy()))
     assert len(_entries(cache_dir, "opencl")) == 1
 
 
@@ -254,7 +246,7 @@ def _children(n: int, src_file, env) -> list[dict]:
 
 def test_two_processes_compile_one_kernel_at_once(cache_dir, opencl_cpu, tmp_path):
     src_file = tmp_path / "saxpy.pk"
-    src_file.write_text(_unique_saxpy())
+    src_file.write_text(unique_saxpy())
     env = dict(os.environ, PORTAKERN_CACHE_DIR=str(cache_dir),
                POCL_CACHE_DIR=str(tmp_path / "pocl"))
     first = _children(2, src_file, env)

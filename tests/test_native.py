@@ -6,11 +6,10 @@ import json
 import os
 import subprocess
 import sys
-import uuid
 
 import numpy as np
 import pytest
-from conftest import hammer_threads
+from conftest import hammer_threads, unique_saxpy
 
 import portakern as pk
 from portakern import cache
@@ -31,11 +30,6 @@ BARRIER = """
     y[@index(Global, Linear)] = t[63 - l];
 }
 """
-
-
-def _unique_saxpy() -> str:
-    return (f"// {uuid.uuid4().hex}\n@kernel void saxpy(T* y, const T* x, T a) {{\n"
-            f"    const long i = @index(Global, Linear);\n    y[i] = a * x[i] + y[i];\n}}\n")
 
 
 def _runner(kernel, *args, ndrange, workgroupsize=None):
@@ -63,7 +57,7 @@ def _objects(d) -> list:
 def test_elementwise_and_barrier_kernels_both_run_native(monkeypatch):
     monkeypatch.delenv("PORTAKERN_CPU", raising=False)
     y, x = np.ones(100, np.float32), np.arange(100, dtype=np.float32)
-    runner = _runner(pk.kernel(_unique_saxpy()), y, x, np.float32(2), ndrange=100)
+    runner = _runner(pk.kernel(unique_saxpy()), y, x, np.float32(2), ndrange=100)
     assert isinstance(runner, NativeCPU) and not runner.lockstep
     np.testing.assert_array_equal(y, 2 * x + 1)
     x = np.arange(128, dtype=np.float32)
@@ -156,7 +150,7 @@ def test_per_item_state_across_barriers_with_a_partial_group():
 def test_portakern_cpu_opencl_sends_everything_to_opencl(monkeypatch):
     monkeypatch.setenv("PORTAKERN_CPU", "opencl")
     y, x = np.ones(10, np.float32), np.arange(10, dtype=np.float32)
-    assert type(_runner(pk.kernel(_unique_saxpy()), y, x, np.float32(2), ndrange=10)) is pk.CPU
+    assert type(_runner(pk.kernel(unique_saxpy()), y, x, np.float32(2), ndrange=10)) is pk.CPU
     np.testing.assert_array_equal(y, 2 * x + 1)
 
 
@@ -164,7 +158,7 @@ def test_portakern_cpu_unknown_value_is_named(monkeypatch):
     monkeypatch.setenv("PORTAKERN_CPU", "gpu")
     y, x = np.ones(10, np.float32), np.arange(10, dtype=np.float32)
     with pytest.raises(BackendUnavailableError, match="PORTAKERN_CPU='gpu'.*'native'"):
-        pk.kernel(_unique_saxpy())(y, x, np.float32(2), ndrange=10)
+        pk.kernel(unique_saxpy())(y, x, np.float32(2), ndrange=10)
     np.testing.assert_array_equal(y, 1)
 
 
@@ -175,11 +169,11 @@ def test_no_compiler_falls_back_to_opencl_or_fails_when_native_is_asked(monkeypa
     monkeypatch.setattr(opencl, "_NATIVE", [])
     monkeypatch.delenv("PORTAKERN_CPU", raising=False)
     y, x = np.ones(10, np.float32), np.arange(10, dtype=np.float32)
-    assert type(_runner(pk.kernel(_unique_saxpy()), y, x, np.float32(2), ndrange=10)) is pk.CPU
+    assert type(_runner(pk.kernel(unique_saxpy()), y, x, np.float32(2), ndrange=10)) is pk.CPU
     np.testing.assert_array_equal(y, 2 * x + 1)
     monkeypatch.setenv("PORTAKERN_CPU", "native")
     with pytest.raises(BackendUnavailableError, match="no C\\+\\+ compiler found.*unset"):
-        pk.kernel(_unique_saxpy())(y, x, np.float32(2), ndrange=10)
+        pk.kernel(unique_saxpy())(y, x, np.float32(2), ndrange=10)
     np.testing.assert_array_equal(y, 2 * x + 1)
 
 
@@ -284,7 +278,7 @@ def test_compile_error_names_the_users_line(tmp_path):
 
 
 def test_render_for_the_c_target_shows_the_launch_loop():
-    src = pk.kernel(_unique_saxpy()).render("c", T="float")
+    src = pk.kernel(unique_saxpy()).render("c", T="float")
     assert 'extern "C"' in src and "#pragma omp parallel for" in src
     assert "#pragma omp simd" in src and "float* y" in src
 
@@ -292,14 +286,13 @@ def test_render_for_the_c_target_shows_the_launch_loop():
 # -- the disk cache ---------------------------------------------------------------------
 
 def test_shared_object_is_cached_and_reloaded(cache_dir, monkeypatch):
-    src = _unique_saxpy()
+    src = unique_saxpy()
     y, x = np.ones(1000, np.float32), np.arange(1000, dtype=np.float32)
     pk.kernel(src)(y, x, np.float32(2), ndrange=y.shape)
     (so,) = _objects(cache_dir)
     mtime = so.stat().st_mtime_ns
     # A new backend and kernel (a new process, as far as memory goes) must not compile.
     monkeypatch.setattr(native.subprocess, "run", lambda *a, **k: pytest.fail("compiled"))
-    NativeCPU()._programs.clear()
     fresh = NativeCPU()
     launcher = pk.kernel(src)(pk.CPU())
     launcher._runner = fresh
@@ -312,7 +305,7 @@ def test_corrupt_shared_object_is_rebuilt(cache_dir, tmp_path):
     # In other processes: a loaded shared object is never rewritten in place (entries
     # are replaced), and this process would reuse its loaded copy by path.
     src_file = tmp_path / "saxpy.pk"
-    src_file.write_text(_unique_saxpy())
+    src_file.write_text(unique_saxpy())
     env = dict(os.environ, PORTAKERN_CACHE_DIR=str(cache_dir))
     env.pop("PORTAKERN_CPU", None)
     assert _child(src_file, env) == {"ok": True, "native": True}
@@ -328,13 +321,13 @@ def test_cache_off_builds_in_a_temporary_folder(tmp_path, monkeypatch):
     monkeypatch.setenv("PORTAKERN_CACHE_DIR", str(tmp_path / "c"))
     monkeypatch.setenv("PORTAKERN_CACHE", "0")
     y, x = np.ones(100, np.float32), np.arange(100, dtype=np.float32)
-    pk.kernel(_unique_saxpy())(y, x, np.float32(2), ndrange=y.shape)
+    pk.kernel(unique_saxpy())(y, x, np.float32(2), ndrange=y.shape)
     np.testing.assert_array_equal(y, 2 * x + 1)
     assert not (tmp_path / "c").exists()
 
 
 def test_threads_compile_one_kernel_at_once(cache_dir):
-    hammer_threads(pk.kernel(_unique_saxpy()))
+    hammer_threads(pk.kernel(unique_saxpy()))
     assert len(_objects(cache_dir)) == 1
 
 
@@ -359,7 +352,7 @@ def _child(src_file, env) -> dict:
 
 def test_two_processes_compile_one_kernel_at_once(cache_dir, tmp_path):
     src_file = tmp_path / "saxpy.pk"
-    src_file.write_text(_unique_saxpy())
+    src_file.write_text(unique_saxpy())
     env = dict(os.environ, PORTAKERN_CACHE_DIR=str(cache_dir))
     env.pop("PORTAKERN_CPU", None)
     procs = [subprocess.Popen([sys.executable, "-c", _CHILD, str(src_file)], env=env,
@@ -430,7 +423,7 @@ def test_unwritable_cache_folder_builds_in_a_temporary_one_with_one_warning(tmp_
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         for a in (2, 3):  # two kernels: still one warning
-            src = _unique_saxpy()
+            src = unique_saxpy()
             launcher = pk.kernel(src)(pk.CPU())
             launcher._runner = NativeCPU()
             launcher(y, x, np.float32(a), ndrange=y.shape)
