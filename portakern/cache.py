@@ -299,11 +299,7 @@ def rendered(kernel: Any, target: str, bindings: tuple, ndim: int, *,
     """The :class:`~portakern.render.RenderedKernel` of a kernel variant, cached.
 
     Looks in the kernel's memory cache, then (with ``disk``) on disk, and
-    renders only on a miss. ``unmasked`` renders the kernel without
-    its implicit bounds mask (as ``@kernel(unsafe_indices)`` would), for
-    launches whose workgroups tile the ndrange exactly; the masked kernel is
-    lowered first all the same, so its errors (a ``return`` before
-    ``@synchronize``) are never skipped.
+    renders (:meth:`portakern.Kernel.rendered`) only on a miss.
 
     Parameters
     ----------
@@ -338,27 +334,12 @@ def rendered(kernel: Any, target: str, bindings: tuple, ndim: int, *,
         data = store.get("render", key)
     hit = _decode_rendered(data) if data is not None else None
     if hit is None:
-        hit = kernel.rendered(target, dict(bindings), ndim)
-        if unmasked:
-            hit = _render_unmasked(kernel, target, bindings, ndim)
+        hit = kernel.rendered(target, dict(bindings), ndim, unmasked=unmasked)
         encoded = _encode_rendered(hit) if store is not None and key is not None else None
         if encoded is not None:
             store.put("render", key, encoded)
     kernel._rendered[mem_key] = hit
     return hit
-
-
-def _render_unmasked(kernel: Any, target: str, bindings: tuple, ndim: int) -> Any:
-    from dataclasses import replace
-
-    from .lower import lower_kernel
-    from .render import lockstep_for, render_lowered
-
-    module, kdef = kernel._parse(target)
-    lowered = lower_kernel(replace(kdef, unsafe_indices=True), module, ndim,
-                           lockstep=lockstep_for(target, kdef))
-    return render_lowered(lowered, module.helpers, target, dict(bindings),
-                          kernel._template.filename, user_source=kernel._template.source)
 
 
 def _encode_rendered(r: Any) -> bytes | None:

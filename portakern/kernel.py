@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import operator
 import weakref
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -137,10 +138,17 @@ class Kernel:
                 out[tv] = str(self.constants[tv])
         return out
 
-    def rendered(self, target: str, bindings: dict[str, str], ndim: int,
-                 **extra: Any) -> RenderedKernel:
-        """The :class:`RenderedKernel` for a target, type bindings and ndrange rank."""
-        key = (target, tuple(sorted(bindings.items())), ndim, tuple(sorted(extra.items())))
+    def rendered(self, target: str, bindings: dict[str, str], ndim: int, *,
+                 unmasked: bool = False, **extra: Any) -> RenderedKernel:
+        """The :class:`RenderedKernel` for a target, type bindings and ndrange rank.
+
+        ``unmasked`` renders the kernel without its implicit bounds mask (as
+        ``@kernel(unsafe_indices)`` would), for launches whose workgroups tile the
+        ndrange exactly; the masked kernel is lowered first all the same, so its
+        errors (a ``return`` before ``@synchronize``) are never skipped.
+        """
+        key = (target, tuple(sorted(bindings.items())), ndim, tuple(sorted(extra.items())),
+               unmasked)
         hit = self._rendered.get(key)
         if hit is None:
             module, kdef = self._parse(target)
@@ -153,7 +161,11 @@ class Kernel:
                     f"kernel.specialize({missing[0]}='float')")
             # Targets whose backend runs a group's work-items in loops get barrier
             # kernels lowered into work-item loops (lower_kernel's ``lockstep``).
-            lowered = lower_kernel(kdef, module, ndim, lockstep=lockstep_for(target, kdef))
+            lockstep = lockstep_for(target, kdef)
+            lowered = lower_kernel(kdef, module, ndim, lockstep=lockstep)
+            if unmasked:
+                lowered = lower_kernel(replace(kdef, unsafe_indices=True), module, ndim,
+                                       lockstep=lockstep)
             hit = render_lowered(lowered, module.helpers, target, full,
                                  self._template.filename, user_source=self._template.source,
                                  **extra)
