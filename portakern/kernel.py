@@ -331,9 +331,11 @@ class Launcher:
         memo = self._memo
         hit = _recall(memo, args, backend) if memo is not None else None
         if hit is None:
-            launch_args, bindings = _check_args(kdef, args, backend, self.kernel.constants)
+            infos: dict = {}
+            launch_args, bindings = _check_args(kdef, args, backend, self.kernel.constants,
+                                                infos)
             self._memo = _remember(kdef, args, launch_args, bindings, self.kernel.constants,
-                                   backend)
+                                   infos)
         else:
             launch_args, bindings = hit
         # What follows the argument checks depends only on the bindings, the ndrange
@@ -463,16 +465,18 @@ _INDEX_MAX = 2**63 - 1
 
 
 def _remember(kdef: KernelDef, args: tuple, launch_args: list, bindings: tuple,
-              constants: dict[str, Any], backend: Backend) -> tuple | None:
+              constants: dict[str, Any], infos: dict) -> tuple | None:
     """What :func:`_recall` needs to pass the same arrays again without the full checks.
 
-    A NumPy array the backend passes as itself (``CPU()``) is compared by dtype,
-    shape and flags on recall; any other array is described again by
-    ``backend.array_info`` (a fraction of the checks' cost) and compared with
-    what it was. Arrays are held weakly and handles not at all, so a launcher
-    never keeps an array or its device memory alive.
+    ``infos`` holds the ``ArrayInfo`` the checks got for each array. A NumPy array
+    the backend passes as itself (``CPU()``) is compared by dtype, shape and flags
+    on recall; any other array is described again by ``backend.array_info`` (a
+    fraction of the checks' cost) and compared with what it was. Arrays are held
+    weakly and handles not at all, so a launcher never keeps an array or its device
+    memory alive.
     """
     by_arrays = {p.type for p in kdef.params if p.pointer}
+    bound = dict(bindings)
     entries: list = []
     for i, (p, a) in enumerate(zip(kdef.params, args, strict=True)):
         if p.pointer:
@@ -485,7 +489,7 @@ def _remember(kdef: KernelDef, args: tuple, launch_args: list, bindings: tuple,
                 entries.append((ref, a.dtype, a.shape, flags.writeable, flags.c_contiguous,
                                 True))
             else:
-                info = backend.array_info(a)
+                info = infos[i]
                 entries.append((ref, info.dtype, info.shape, info.writable, info.c_contiguous,
                                 False))
         else:
@@ -494,7 +498,7 @@ def _remember(kdef: KernelDef, args: tuple, launch_args: list, bindings: tuple,
             # A scalar whose type variable only it binds is checked in full each time.
             fixed = p.type in KNOWN_TYPES or p.type in by_arrays or p.type in constants
             entries.append((None, a, launch_args[i],
-                            dict(bindings).get(p.type, p.type) if fixed else None, p))
+                            bound.get(p.type, p.type) if fixed else None, p))
     template = [None if p.pointer else v
                 for p, v in zip(kdef.params, launch_args, strict=True)]
     return tuple(entries), template, bindings
@@ -557,10 +561,11 @@ def _describe(i: int, p: Any) -> str:
 
 
 def _check_args(kdef: KernelDef, args: tuple, backend: Backend,
-                constants: dict[str, Any]) -> tuple[list, tuple]:
+                constants: dict[str, Any], infos: dict | None = None) -> tuple[list, tuple]:
     """Check every argument against the signature; return launch args and bindings.
 
     Nothing is launched or written here, so a rejected call changes no array.
+    ``infos``, if given, receives each array argument's ``ArrayInfo`` by position.
     """
     params = kdef.params
     if len(args) != len(params):
@@ -578,6 +583,8 @@ def _check_args(kdef: KernelDef, args: tuple, backend: Backend,
         info = backend.array_info(a)
         if info is None:
             _wrong_array(i, p, a, backend)
+        if infos is not None:
+            infos[i] = info
         name = type_name_of(info.dtype)
         if p.type in KNOWN_TYPES:
             expected = TYPE_DTYPES[p.type]
