@@ -71,7 +71,11 @@ class _Compiled:
 
 
 def _build(cl: Any, context: Any, device: Any, rendered: Any, options: list[str]) -> _Compiled:
-    program = _cached_program(cl, context, device, rendered, options)
+    from .. import cache
+
+    store = cache.default_cache()
+    key = cache.make_key("opencl", rendered.source, tuple(options), _device_id(device))
+    program = _cached_program(cl, context, device, store.get("opencl", key), options)
     if program is not None:
         return _finish(cl, program, device, rendered)
     try:
@@ -81,7 +85,7 @@ def _build(cl: Any, context: Any, device: Any, rendered: Any, options: list[str]
 
         raise compilation_error(f"OpenCL compilation of kernel {rendered.name!r} failed",
                                 str(exc), rendered, "opencl") from exc
-    _store_program(cl, program, device, rendered, options)
+    _store_program(cl, program, device, store, key)
     return _finish(cl, program, device, rendered)
 
 
@@ -111,14 +115,9 @@ def _device_id(device: Any) -> tuple[str, ...]:
             device.driver_version)
 
 
-def _cached_program(cl: Any, context: Any, device: Any, rendered: Any,
+def _cached_program(cl: Any, context: Any, device: Any, binary: bytes | None,
                     options: list[str]) -> Any:
     """A program built from a binary of the disk cache, or None."""
-    from .. import cache
-
-    store = cache.default_cache()
-    key = cache.make_key("opencl", rendered.source, tuple(options), _device_id(device))
-    binary = store.get("opencl", key)
     if binary is None:
         return None
     try:
@@ -129,18 +128,13 @@ def _cached_program(cl: Any, context: Any, device: Any, rendered: Any,
         return None
 
 
-def _store_program(cl: Any, program: Any, device: Any, rendered: Any,
-                   options: list[str]) -> None:
-    from .. import cache
-
-    store = cache.default_cache()
+def _store_program(cl: Any, program: Any, device: Any, store: Any, key: str) -> None:
     try:
         devices = program.get_info(cl.program_info.DEVICES)
         binary = program.get_info(cl.program_info.BINARIES)[devices.index(device)]
     except (cl.Error, ValueError):
         return  # a driver that cannot hand out binaries: its own cache is all there is
     if binary:
-        key = cache.make_key("opencl", rendered.source, tuple(options), _device_id(device))
         store.put("opencl", key, bytes(binary))
 
 
