@@ -14,6 +14,7 @@ from .errors import (
     LaunchError,
     NativeFallbackWarning,
     NDRangeError,
+    PortabilityWarning,
     PortakernError,
 )
 from .kernel import Kernel, Launcher, kernel
@@ -40,6 +41,7 @@ __all__ = [
     "NDRangeError",
     "NativeFallbackWarning",
     "OpenCL",
+    "PortabilityWarning",
     "PortakernError",
     "__version__",
     "get_backend",

@@ -18,6 +18,7 @@ __all__ = [
     "CompilationError",
     "LaunchError",
     "NativeFallbackWarning",
+    "PortabilityWarning",
 ]
 
 
@@ -101,4 +102,15 @@ class NativeFallbackWarning(UserWarning):
 
     The kernel runs on the OpenCL device; the warning quotes the C++ compiler's error
     (typically OpenCL-only code outside a ``{% if target == "opencl" %}`` escape).
+    """
+
+
+class PortabilityWarning(UserWarning):
+    """The kernel uses something outside the portable subset (DESIGN section 1).
+
+    Issued when the kernel is created (``pk.kernel(...)``, ``kernel.specialize``),
+    once per use: the message names the file, line and column, what is not
+    portable, how to avoid it, and the targets that lack it. The kernel still runs
+    on the others. Turn it into an error with
+    ``warnings.simplefilter("error", pk.PortabilityWarning)``.
     """

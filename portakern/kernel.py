@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import math
 import operator
+import sys
+import warnings
 import weakref
 from dataclasses import replace
 from pathlib import Path
@@ -26,6 +28,8 @@ from .errors import (
     KernelTypeError,
     NativeFallbackWarning,
     NDRangeError,
+    PortabilityWarning,
+    PortakernError,
 )
 from .language import KernelDef, Module, parse
 from .lower import infer_ndim, lower_kernel
@@ -62,6 +66,7 @@ class Kernel:
                  **constants: Any) -> None:
         self._init(KernelTemplate(source, filename or f"<kernel {name or 'source'}>"), name,
                    check_constants(constants))
+        self._check_portability()
 
     def _init(self, template: KernelTemplate, name: str | None,
               constants: dict[str, Any]) -> None:
@@ -74,6 +79,8 @@ class Kernel:
         self._launchers: dict[Any, Launcher] = {}
         self._by_types: dict[tuple, Launcher] = {}
         self._by_types_generation = -1
+        #: Whether the portability scan ran (it waits for constants the source needs).
+        self._portability_checked = False
 
     @classmethod
     def from_file(cls, path: str | Path, name: str | None = None, **constants: Any) -> Kernel:
@@ -87,7 +94,36 @@ class Kernel:
         merged = dict(self.constants)
         merged.update(check_constants(constants))
         new._init(self._template, self._name, merged)
+        new._check_portability()
         return new
+
+    def _check_portability(self) -> None:
+        """Warn once about every use of something outside the portable subset.
+
+        Each built-in target's rendering is scanned (:mod:`portakern.portability`),
+        and each use is one :class:`~portakern.errors.PortabilityWarning` naming the
+        targets that lack it. A source that does not render yet (a constant still
+        unbound, an error) is scanned when it first does; its errors are raised
+        where the kernel is used, as before.
+        """
+        if self._portability_checked:
+            return
+        from . import portability
+
+        issues = []
+        try:
+            for target in portability.SCANNED_TARGETS:
+                module, kdef = self._parse(target)
+                issues += portability.scan(module, kdef, target)
+        except PortakernError:
+            return
+        self._portability_checked = True
+        if not issues:
+            return
+        level = _user_stacklevel()
+        for issue in portability.merge(issues):
+            warnings.warn(f"kernel {kdef.name!r}: {issue.describe()}", PortabilityWarning,
+                          stacklevel=level)
 
     # -- parsing --------------------------------------------------------------------
     def _parse(self, target: str) -> tuple[Module, KernelDef]:
@@ -151,6 +187,7 @@ class Kernel:
                unmasked)
         hit = self._rendered.get(key)
         if hit is None:
+            self._check_portability()
             module, kdef = self._parse(target)
             full = self._bindings(kdef, bindings)
             missing = [tv for tv in kdef.type_vars if tv not in full]
@@ -224,6 +261,20 @@ class Kernel:
                 self._by_types[key] = launcher
         launcher(*args, ndrange=ndrange, workgroupsize=workgroupsize)
         return None
+
+
+_PACKAGE_DIR = str(Path(__file__).resolve().parent)
+
+
+def _user_stacklevel() -> int:
+    """The ``stacklevel`` of ``warnings.warn`` that names the first frame outside portakern."""
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and str(Path(frame.f_code.co_filename).resolve()).startswith(
+            _PACKAGE_DIR):
+        frame = frame.f_back
+        level += 1
+    return level
 
 
 def _normalize_ndrange(nd: Any, what: str = "ndrange") -> tuple[int, ...]:
@@ -393,9 +444,10 @@ class Launcher:
         ours, theirs = self.backend.target, runner.target
         warnings.warn(
             f"kernel {self.kernel.name!r} runs on {self.backend!r} as {ours!r}: its "
-            f"{theirs!r} rendering does not compile. Put {ours!r}-only code under "
-            f"{{% if target == \"{ours}\" %}} to run it as {theirs!r}. The compiler "
-            f"said:\n{exc}", NativeFallbackWarning, stacklevel=3)
+            f"{theirs!r} rendering does not compile. If the kernel has {ours!r}-only code, "
+            f"put it under {{% if target == \"{ours}\" %}} to run it as {theirs!r}; if not, "
+            f"this is a portakern bug (please report it). The compiler said:\n{exc}",
+            NativeFallbackWarning, stacklevel=3)
 
     def _plan(self, backend: Backend, kdef: KernelDef, bindings: tuple, nd: tuple[int, ...],
               workgroupsize: Any) -> tuple | None:
@@ -577,6 +629,7 @@ def _check_args(kdef: KernelDef, args: tuple, backend: Backend,
                                 if tv in constants}
     bound_by: dict[str, str] = {tv: "specialize()" for tv in bindings}
     out: list = [None] * len(params)
+    extents: list = [None] * len(params)
     for i, (p, a) in enumerate(zip(params, args, strict=True)):
         if not p.pointer:
             continue
@@ -585,6 +638,7 @@ def _check_args(kdef: KernelDef, args: tuple, backend: Backend,
             _wrong_array(i, p, a, backend)
         if infos is not None:
             infos[i] = info
+        extents[i] = info.extent
         name = type_name_of(info.dtype)
         if p.type in KNOWN_TYPES:
             expected = TYPE_DTYPES[p.type]
@@ -637,12 +691,17 @@ def _check_args(kdef: KernelDef, args: tuple, backend: Backend,
             raise KernelTypeError(
                 f"{_describe(i, p)} is {feature}, which {backend!r} does not support; "
                 f"convert it (e.g. .astype(numpy.float32)) or use another backend")
-    _check_no_alias(params, out)
+    _check_no_alias(params, out, extents)
     return out, tuple(sorted((tv, bindings[tv]) for tv in kdef.type_vars))
 
 
-def _check_no_alias(params: list, handles: list) -> None:
-    """A ``const T*`` is rendered no-alias (restrict): it must not overlap a written array."""
+def _check_no_alias(params: list, handles: list, extents: list) -> None:
+    """A ``const T*`` is rendered no-alias (restrict): it must not overlap a written array.
+
+    Memory ranges decide where the backend gives them (``ArrayInfo.extent``): a
+    handle may be a new wrapper on every call (a foreign CUDA array), so the same
+    array passed twice is not the same handle.
+    """
     for c, pc in enumerate(params):
         if not (pc.pointer and pc.const):
             continue
@@ -650,9 +709,14 @@ def _check_no_alias(params: list, handles: list) -> None:
             if not pw.writable:
                 continue
             a, b = handles[c], handles[w]
+            ea, eb = extents[c], extents[w]
             both_numpy = isinstance(a, np.ndarray) and isinstance(b, np.ndarray)
-            overlap = (a is b and a is not None) or (
-                both_numpy and a.size > 0 and b.size > 0 and np.may_share_memory(a, b))
+            if ea is not None and eb is not None:
+                overlap = (ea[1] > 0 and eb[1] > 0 and ea[0] < eb[0] + eb[1]
+                           and eb[0] < ea[0] + ea[1])
+            else:
+                overlap = (a is b and a is not None) or (
+                    both_numpy and a.size > 0 and b.size > 0 and np.may_share_memory(a, b))
             if overlap:
                 raise KernelArgumentError(
                     f"{_describe(c, pc)} shares memory with {_describe(w, pw)}, which the "

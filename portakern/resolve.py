@@ -20,7 +20,9 @@ be imported, nor on the order they were imported or installed in:
 3. array types claimed by installed plugins (the ``portakern.backends`` entry
    points, read the first time resolution gets here), most derived first;
 4. duck types: an array with ``__cuda_array_interface__``, or whose
-   ``__dlpack_device__`` is CUDA, -> ``CUDA``;
+   ``__dlpack_device__`` is CUDA, -> ``CUDA``. Both are looked up on the array
+   object, as the CUDA Array Interface specifies (an instance attribute counts);
+   an object of the same type without them is unknown;
 5. otherwise ``TypeError`` naming the fix.
 
 The backend class registered for a type turns the array into a backend
@@ -136,7 +138,13 @@ def _resolve_one(array: Any) -> Backend | None:
     if resolver is None:
         resolver = _resolver_for(tp)
         if resolver is None:
-            return None
+            # The CUDA Array Interface is an attribute of the *object* (Numba and
+            # CuPy ask the object with getattr): an instance may carry it even where
+            # its class does not. Instances of such a type are then asked one by one.
+            if not (hasattr(array, "__cuda_array_interface__")
+                    or hasattr(array, "__dlpack_device__")):
+                return None
+            resolver = _duck
         _BY_TYPE[tp] = resolver
     return resolver(array)
 

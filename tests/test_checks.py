@@ -572,3 +572,81 @@ def test_cuda_unavailable_without_any_compiler(monkeypatch: pytest.MonkeyPatch) 
         compile_cuda_ptx(CUDA_SAXPY)
     assert isinstance(info.value, ImportError)
     assert "nvidia-cuda-nvrtc" in str(info.value)
+
+
+# ---------------------------------------------------------------------------
+# Metal: what Apple's compiler rejects and C++ for OpenCL would accept
+# ---------------------------------------------------------------------------
+
+# (base source, old text, new text, text on the line of the error, message fragment)
+METAL_STRICT = {
+    # clang's generic address space would take a pointer without one; Metal does not.
+    "pointer-variable-without-address-space": (
+        MSL_MATMUL, "float acc = 0.0f;", "float acc = 0.0f; const float* p = A;", None,
+        "address space"),
+    "helper-parameter-without-address-space": (
+        MSL_HISTOGRAM, "[[kernel]] void histogram(",
+        "static uint first(const uint* p) { return p[0]; }\n[[kernel]] void histogram(",
+        "const uint b = x[i] % nbins;", "no matching function"),
+    # Metal before 4.1 has no float atomics on threadgroup memory.
+    "threadgroup-float-atomic-add": (
+        MSL_HISTOGRAM, "threadgroup atomic_uint local_h[64];",
+        "threadgroup atomic_uint local_h[64];\n    threadgroup atomic_float tsum;\n"
+        "    atomic_fetch_add_explicit(&tsum, 1.0f, memory_order_relaxed);",
+        "atomic_fetch_add_explicit(&tsum", "threadgroup"),
+    "threadgroup-float-atomic-exchange": (
+        MSL_HISTOGRAM, "threadgroup atomic_uint local_h[64];",
+        "threadgroup atomic_uint local_h[64];\n    threadgroup atomic_float tsum;\n"
+        "    atomic_exchange_explicit(&tsum, 1.0f, memory_order_relaxed);",
+        "atomic_exchange_explicit(&tsum", "threadgroup"),
+    # Words Metal reserves, used as names.
+    "reserved-vertex": (MSL_MATMUL, "float acc = 0.0f;", "float vertex = 0.0f;", None,
+                        "'vertex' is a reserved word"),
+    "reserved-fragment": (MSL_MATMUL, "const uint col = tg.x * TILE + lid.x;",
+                          "const uint fragment = tg.x * TILE + lid.x;", None,
+                          "'fragment' is a reserved word"),
+    "reserved-kernel": (MSL_TYPES, "bool odd = (bytes[i] & 1u) != 0;",
+                        "bool kernel = (bytes[i] & 1u) != 0;", None,
+                        "'kernel' is a reserved word"),
+}
+
+
+@pytest.mark.usefixtures("clang")
+@pytest.mark.parametrize("case", sorted(METAL_STRICT))
+def test_metal_rejects_what_apples_compiler_rejects(case: str) -> None:
+    base, old, new, at, fragment = METAL_STRICT[case]
+    bad = _mutate(base, old, new)
+    if case == "helper-parameter-without-address-space":
+        bad = _mutate(bad, "const uint b = x[i] % nbins;", "const uint b = first(x) % nbins;")
+        at = "const uint b = first(x) % nbins;"
+    line = _line_of(bad, at or new.splitlines()[-1])
+    with pytest.raises(CompilationError) as info:
+        check_metal(bad)
+    message = str(info.value)
+    assert fragment in message, message
+    assert f"kernel.metal:{line}:" in message, message
+
+
+@pytest.mark.usefixtures("clang")
+def test_metal_keeps_accepting_what_metal_accepts() -> None:
+    ok = _mutate(MSL_MATMUL, "float acc = 0.0f;",
+                 "float acc = 0.0f; thread float* pa = &acc; const device float* ar = A + "
+                 "row * K; threadgroup float* t = &As[0][0]; *pa = ar[0] + t[0];")
+    check_metal(ok)
+    # Device float atomics (Metal 3), the reserved words as qualifiers and attributes,
+    # and a Metal variable called `local` (an OpenCL keyword) all stay legal.
+    check_metal(MSL_HISTOGRAM)
+    check_metal(MSL_TYPES)
+    check_metal(_mutate(MSL_TYPES, "kernel void mixed(", "[[kernel]] void mixed("))
+
+
+@pytest.mark.usefixtures("clang")
+def test_metal_reserved_word_error_names_the_users_line() -> None:
+    bad = _mutate(MSL_RENDERED, "const long i = long(pk_gid);",
+                  "const long vertex = long(pk_gid); const long i = vertex;")
+    with pytest.raises(CompilationError) as info:
+        check_metal(bad, sources={"user.pk": USER_PK})
+    message = str(info.value)
+    assert message.startswith("user.pk:7:"), message
+    assert "'vertex' is a reserved word in Metal" in message
+    assert "rename" in message

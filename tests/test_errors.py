@@ -43,10 +43,11 @@ def test_every_error_has_root_and_category(cls, category):
 
 def test_all_errors_are_exported():
     assert set(errors.__all__) == {"PortakernError", "NativeFallbackWarning",
-                                   *(c.__name__ for c in CATEGORIES)}
-    # The one warning in errors.py is a warning, not an error a user would catch.
-    assert issubclass(pk.NativeFallbackWarning, UserWarning)
-    assert not issubclass(pk.NativeFallbackWarning, PortakernError)
+                                   "PortabilityWarning", *(c.__name__ for c in CATEGORIES)}
+    # The warnings in errors.py are warnings, not errors a user would catch.
+    for warning in (pk.NativeFallbackWarning, pk.PortabilityWarning):
+        assert issubclass(warning, UserWarning)
+        assert not issubclass(warning, PortakernError)
 
 
 @pytest.mark.parametrize("cls", [c for c in CATEGORIES if c is not KernelSyntaxError],

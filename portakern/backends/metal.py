@@ -34,6 +34,7 @@ import numpy as np
 from ..errors import KernelTypeError
 from . import _mlx
 from .base import ArrayInfo, Availability, Backend, default_instance
+from .cuda import CUDA_MAX_BLOCK, DEFAULT_MAX_GRID, launch_config
 
 __all__ = ["Metal", "MLXCUDA", "mlx_source", "mlx_uses_cuda"]
 
@@ -268,6 +269,18 @@ class MLXCUDA(_MLXBackend):
                                        f"has no CUDA back-end or sees no NVIDIA GPU; "
                                        f"{_INSTALL_CUDA}")
         return Availability(True)
+
+    # CUDA's limits hold whoever launches: MLX hands the grid to the driver, which
+    # would fail the launch (or MLX would split it wrongly) rather than say why.
+    def max_workitem_sizes(self) -> tuple[int, ...]:
+        return CUDA_MAX_BLOCK
+
+    def launch(self, compiled: Any, args: list, global_size: tuple[int, ...],
+               local_size: tuple[int, ...]) -> None:
+        # Blocks along y and z are limited to 65535: the same check and message as
+        # pk.CUDA, before anything is copied or scheduled.
+        launch_config(global_size, local_size, DEFAULT_MAX_GRID)
+        super().launch(compiled, args, global_size, local_size)
 
     def _factory(self) -> Any:
         import mlx.core as mx

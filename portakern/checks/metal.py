@@ -16,12 +16,26 @@ can parse it, given:
 clang runs without OpenCL's own builtins (``-cl-no-stdinc``) and without
 ``double`` (Metal has none), so OpenCL-only names are rejected as they would be by
 Apple's compiler. Unknown attributes are errors (``-Werror=unknown-attributes``).
+
+Where C++ for OpenCL is more lenient than Metal, the check is tightened:
+
+* the generic address space is turned off (``__opencl_c_generic_address_space``,
+  with the pipes and device-enqueue features that depend on it), so a pointer
+  without an address space is a ``thread`` pointer, as in Metal, and
+  ``const float* p = x;`` for a ``device`` pointer ``x`` is an error;
+* the shim gives ``threadgroup atomic_float`` no operations (Metal has float
+  atomics on threadgroup memory only from Metal 4.1; MLX builds for 3.1 to 4.0);
+* words Metal reserves (``kernel``, ``vertex``, ``fragment``, the address
+  spaces, ...) used as names are errors naming the word, found by a scan here
+  before clang runs (:data:`METAL_RESERVED_WORDS`).
+
 This is a syntax and type check: it cannot prove that Apple's compiler accepts a
 source, only catch what would certainly fail.
 """
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import functools
 import re
@@ -37,8 +51,9 @@ from portakern.checks.diagnostics import (
     parse_diagnostics,
 )
 from portakern.errors import BackendUnavailableError, CompilationError
+from portakern.portability import METAL_RESERVED_WORDS
 
-__all__ = ["check_metal", "metal_check_available"]
+__all__ = ["METAL_RESERVED_WORDS", "check_metal", "metal_check_available"]
 
 _MIN_CLANG = 14  # first release with -cl-std=clc++2021
 _INSTALL_HINT = "install it with `apt-get install clang` (Debian/Ubuntu)"
@@ -89,6 +104,24 @@ _ATTR_ITEM_RE = re.compile(
     r"^\s*(?:metal::)?(?P<name>[A-Za-z_]\w*)\s*(?P<args>\(.*\))?\s*$", re.DOTALL
 )
 _CLANG_VERSION_RE = re.compile(r"clang version (\d+)\.(\d+)(?:\.(\d+))?")
+
+
+# What the reserved-word scan steps over: comments, string and character literals,
+# attribute groups, preprocessor lines (one match each), then words.
+_SCAN_RE = re.compile(
+    r"""(?P<skip>//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|\[\[.*?\]\])
+      | (?P<pp>^[ \t]*\#(?:[^\n\\]|\\.|\\\n)*)
+      | (?P<word>[A-Za-z_]\w*)
+      | (?P<other>\S)""",
+    re.VERBOSE | re.DOTALL | re.MULTILINE)
+_LINE_DIRECTIVE_RE = re.compile(
+    r"^[ \t]*#[ \t]*(?:line[ \t]+)?(\d+)(?:[ \t]+\"((?:\\.|[^\"])*)\")?")
+# A reserved word followed by one of these is a qualifier (`device float* x`,
+# `kernel void f`, `kernel [[attr]]`); followed by anything else it is a name.
+_QUALIFIER_FOLLOWERS = re.compile(r"[A-Za-z_\[]")
+# Before a reserved word, these make it a name whatever follows (`struct vertex v`).
+_NAME_LEADERS = frozenset({"struct", "class", "enum", "union", "using", "namespace",
+                           "typename", ".", "->", "::"})
 
 # clang words its messages in OpenCL terms; a Metal author should read Metal's.
 _METAL_WORDING = [
@@ -155,11 +188,21 @@ def check_metal(source: str, *, sources: Mapping[str, str] | None = None,
     with tempfile.TemporaryDirectory(prefix="portakern-metal-") as tmp:
         path = Path(tmp, relative)
         path.parent.mkdir(parents=True, exist_ok=True)
+        reserved = _reserved_word_diagnostics(source, name)
+        if reserved:
+            known = {name: source, **(sources or {})}
+            log = "\n".join(str(d) for d in reserved)
+            raise CompilationError(format_diagnostics(reserved, known), log=log,
+                                   source=source, target="metal")
         path.write_text(_strip_metal_attributes(source), encoding="utf-8")
         command = [
             clang, "-x", "clcpp", "-cl-std=clc++2021", "--target=spir64",
-            # Metal has none of OpenCL's builtins and no double.
-            "-cl-no-stdinc", "-Xclang", "-cl-ext=-cl_khr_fp64,-__opencl_c_fp64",
+            # Metal has none of OpenCL's builtins and no double, and no generic
+            # address space: a pointer needs one (the pipes and device-enqueue
+            # features require the generic address space, so they go too).
+            "-cl-no-stdinc", "-Xclang",
+            "-cl-ext=-cl_khr_fp64,-__opencl_c_fp64,-__opencl_c_generic_address_space,"
+            "-__opencl_c_pipes,-__opencl_c_device_enqueue",
             "-isystem", str(shim), "-fsyntax-only", "-fno-color-diagnostics",
             "-Werror=unknown-attributes", str(relative),
         ]
@@ -174,12 +217,79 @@ def check_metal(source: str, *, sources: Mapping[str, str] | None = None,
     raise CompilationError(message, log=log, source=source, target="metal")
 
 
+def _reserved_word_diagnostics(source: str, name: str) -> list[Diagnostic]:
+    """An error for each word of :data:`METAL_RESERVED_WORDS` used as a name.
+
+    Positions follow the source's ``#line`` directives, as clang's would.
+    """
+    tokens: list[tuple[str, str, int]] = []  # (kind, text, offset)
+    for match in _SCAN_RE.finditer(source):
+        kind = match.lastgroup or "other"
+        if kind != "skip":
+            tokens.append((kind, match.group(kind), match.start()))
+    if not any(kind == "word" and text in METAL_RESERVED_WORDS for kind, text, _ in tokens):
+        return []
+    # Physical line (0-based) -> (file, line) after the #line directives.
+    line_starts = [0] + [m.end() for m in re.finditer("\n", source)]
+    where: list[tuple[str, int]] = []
+    current_file, next_line = name, 1
+    for start in line_starts:
+        end = source.find("\n", start)
+        text = source[start:] if end < 0 else source[start:end]
+        where.append((current_file, next_line))
+        directive = _LINE_DIRECTIVE_RE.match(text)
+        if directive:
+            next_line = int(directive.group(1))
+            if directive.group(2) is not None:
+                current_file = re.sub(r"\\(.)", r"\1", directive.group(2))
+        else:
+            next_line += 1
+    diags = []
+    for n, (kind, text, offset) in enumerate(tokens):
+        if kind != "word" or text not in METAL_RESERVED_WORDS:
+            continue
+        after = tokens[n + 1][1] if n + 1 < len(tokens) else ""
+        before = tokens[n - 1][1] if n else ""
+        if _QUALIFIER_FOLLOWERS.match(after) and before not in _NAME_LEADERS:
+            continue
+        physical = bisect.bisect_right(line_starts, offset) - 1
+        filename, line = where[physical]
+        column = offset - line_starts[physical] + 1
+        diags.append(Diagnostic(
+            filename, line, column, "error",
+            f"'{text}' is a reserved word in Metal Shading Language and cannot be used "
+            f"as a name; rename it"))
+    return diags
+
+
 def _in_metal_terms(diag: Diagnostic) -> Diagnostic:
     message = diag.message
+    hints = [hint for marker, hint in _SHIM_REASONS.items()
+             if any(marker in note.message for note in diag.notes)]
+    if _ADDRESS_SPACES_DIFFER.search(message):
+        hints.append(_NO_ADDRESS_SPACE_HINT)
     for pattern, replacement in _METAL_WORDING:
         message = pattern.sub(replacement, message)
+    if hints:
+        message += " (" + "; ".join(hints) + ")"
     notes = tuple(_in_metal_terms(note) for note in diag.notes)
     return dataclasses.replace(diag, message=message, notes=notes)
+
+
+# Names the shim gives to what Metal lacks; a note that mentions one explains the error.
+_SHIM_REASONS = {
+    "pk_metal_has_no_float_atomics_on_threadgroup_memory_before_metal_4_1":
+        "Metal has no float atomics on threadgroup memory before Metal 4.1; use a "
+        "compare-and-swap loop on a threadgroup atomic_uint",
+}
+# A thread (unqualified) pointer meets one into another address space.
+_ADDRESS_SPACES_DIFFER = re.compile(
+    r"'[^']*\b__private\b[^'*]*\*[^']*'.*'[^']*\b__(?:global|local|constant)\b[^'*]*\*"
+    r"|'[^']*\b__(?:global|local|constant)\b[^'*]*\*[^']*'.*'[^']*\b__private\b[^'*]*\*")
+_NO_ADDRESS_SPACE_HINT = (
+    "the address spaces differ: Metal has no generic address space, and a pointer "
+    "declared without one is a thread pointer; declare it device, constant or "
+    "threadgroup like the memory it points into")
 
 
 def _strip_metal_attributes(source: str) -> str:

@@ -1,5 +1,7 @@
 /* portakern prelude: CUDA C++ */
 template <typename T, typename L, typename H> __device__ inline T clamp(T x, L lo, H hi) { return x < (T)lo ? (T)lo : (x > (T)hi ? (T)hi : x); }
+template <typename A, typename B> __device__ inline decltype(true ? A() : B()) min(A a, B b) { typedef decltype(true ? A() : B()) C; return (C)b < (C)a ? (C)b : (C)a; }
+template <typename A, typename B> __device__ inline decltype(true ? A() : B()) max(A a, B b) { typedef decltype(true ? A() : B()) C; return (C)a < (C)b ? (C)b : (C)a; }
 typedef float T;
 // Workgroup reductions over a 1D ndrange: one partial result per workgroup.
 //

@@ -1,5 +1,7 @@
 #include <metal_stdlib>
 using namespace metal;
+template <typename A, typename B> inline decltype(true ? A() : B()) min(A a, B b) { typedef decltype(true ? A() : B()) C; return metal::min((C)a, (C)b); }
+template <typename A, typename B> inline decltype(true ? A() : B()) max(A a, B b) { typedef decltype(true ? A() : B()) C; return metal::max((C)a, (C)b); }
 typedef float T;
 // Workgroup reductions over a 1D ndrange: one partial result per workgroup.
 //

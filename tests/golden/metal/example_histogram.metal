@@ -1,5 +1,7 @@
 #include <metal_stdlib>
 using namespace metal;
+template <typename A, typename B> inline decltype(true ? A() : B()) min(A a, B b) { typedef decltype(true ? A() : B()) C; return metal::min((C)a, (C)b); }
+template <typename A, typename B> inline decltype(true ? A() : B()) max(A a, B b) { typedef decltype(true ? A() : B()) C; return metal::max((C)a, (C)b); }
 inline int pk_atomic_add(device int* p, int v) { return atomic_fetch_add_explicit((device atomic_int*)p, v, memory_order_relaxed); }
 inline int pk_atomic_sub(device int* p, int v) { return atomic_fetch_sub_explicit((device atomic_int*)p, v, memory_order_relaxed); }
 inline int pk_atomic_min(device int* p, int v) { return atomic_fetch_min_explicit((device atomic_int*)p, v, memory_order_relaxed); }
@@ -66,10 +68,18 @@ inline uint pk_atomic_cas(threadgroup uint* p, uint cmp, uint v) {
     while (!atomic_compare_exchange_weak_explicit((threadgroup atomic_uint*)p, &expected, v, memory_order_relaxed, memory_order_relaxed) && expected == cmp) {}
     return expected;
 }
-inline float pk_atomic_add(threadgroup float* p, float v) { return atomic_fetch_add_explicit((threadgroup atomic_float*)p, v, memory_order_relaxed); }
-inline float pk_atomic_sub(threadgroup float* p, float v) { return atomic_fetch_sub_explicit((threadgroup atomic_float*)p, v, memory_order_relaxed); }
-inline float pk_atomic_xchg(threadgroup float* p, float v) { return atomic_exchange_explicit((threadgroup atomic_float*)p, v, memory_order_relaxed); }
+inline float pk_atomic_xchg(threadgroup float* p, float v) { return as_type<float>(atomic_exchange_explicit((threadgroup atomic_uint*)p, as_type<uint>(v), memory_order_relaxed)); }
 inline float pk_atomic_cas(threadgroup float* p, float cmp, float v) { return as_type<float>(pk_atomic_cas((threadgroup uint*)p, as_type<uint>(cmp), as_type<uint>(v))); }
+inline float pk_atomic_add(threadgroup float* p, float v) {
+    uint seen = as_type<uint>(*p);
+    while (!atomic_compare_exchange_weak_explicit((threadgroup atomic_uint*)p, &seen, as_type<uint>(as_type<float>(seen) + v), memory_order_relaxed, memory_order_relaxed)) {}
+    return as_type<float>(seen);
+}
+inline float pk_atomic_sub(threadgroup float* p, float v) {
+    uint seen = as_type<uint>(*p);
+    while (!atomic_compare_exchange_weak_explicit((threadgroup atomic_uint*)p, &seen, as_type<uint>(as_type<float>(seen) - v), memory_order_relaxed, memory_order_relaxed)) {}
+    return as_type<float>(seen);
+}
 inline float pk_atomic_min(threadgroup float* p, float v) {
     uint seen = as_type<uint>(*p);
     while (!atomic_compare_exchange_weak_explicit((threadgroup atomic_uint*)p, &seen, as_type<uint>(fmin(as_type<float>(seen), v)), memory_order_relaxed, memory_order_relaxed)) {}

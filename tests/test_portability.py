@@ -1,0 +1,255 @@
+"""The portable subset (DESIGN section 1): what the parser accepts runs on every target,
+or a ``PortabilityWarning`` at kernel creation names the targets that lack it."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import portakern as pk
+from portakern.checks import check_metal, metal_check_available
+
+
+@pytest.fixture
+def clang() -> None:
+    ok, why = metal_check_available()
+    if not ok:
+        pytest.skip(f"no clang for the Metal syntax check: {why}")
+
+
+# -- atomics on threadgroup memory (Metal before 4.1 has no float ones) ---------------------
+
+LOCAL_FLOAT_ATOMICS = """
+@kernel void local_atomics(float* out) {
+    const long l = @index(Local, Linear);
+    @localmem float acc[4];
+    if (l < 4) {
+        acc[l] = 0;
+    }
+    @synchronize();
+    @atomic_add(&acc[0], 1.0f);
+    @atomic_sub(&acc[1], 1.0f);
+    @atomic_xchg(&acc[2], 2.0f);
+    @atomic_max(&acc[3], (float)l);
+    @atomic_cas(&acc[2], 2.0f, 3.0f);
+    @synchronize();
+    if (l < 4) {
+        @atomic_add(&out[l], acc[l]);
+    }
+}
+"""
+
+
+def test_metal_float_atomics_on_threadgroup_memory_use_uint_operations():
+    source = pk.kernel(LOCAL_FLOAT_ATOMICS).render("metal")
+    assert "threadgroup atomic_float" not in source
+    assert "threadgroup atomic_uint" in source
+    # Device memory keeps Metal 3's native float atomics.
+    assert "atomic_fetch_add_explicit((device atomic_float*)p" in source
+
+
+def test_metal_float_atomics_on_threadgroup_memory_pass_the_check(clang):
+    kernel = pk.kernel(LOCAL_FLOAT_ATOMICS)
+    rendered = kernel.rendered("metal", {}, 1)
+    check_metal(rendered.source, sources=rendered.sources(), name="local_atomics.metal")
+
+
+def test_threadgroup_float_atomics_agree_with_numpy(backend):
+    if backend.target == "metal":
+        pytest.skip("runs with the other backends; Metal's own run is on a Mac")
+    out = backend.zeros(4, np.float32)
+    pk.kernel(LOCAL_FLOAT_ATOMICS)(out, ndrange=64, workgroupsize=32)
+    backend.synchronize()
+    # Two groups of 32: +32, -32, 3 (2 exchanged for 3), max local id 31 -- each summed.
+    np.testing.assert_array_equal(backend.to_host(out), [64.0, -64.0, 6.0, 62.0])
+
+
+# -- the portable math (DESIGN section 1) ---------------------------------------------------
+
+MATH = """
+@kernel void math(float* y, const float* x, long* z, const long* w) {
+    const long i = @index(Global, Linear);
+    const float v = x[i];
+    float r = sqrt(v) + exp(v) + log(v) + sin(v) + cos(v) + tanh(v) + pow(v, 1.5f);
+    r += fabs(-v) + fmin(v, 0.5f) + fmax(v, 0.5f) + fma(v, 2.0f, 1.0f) + floor(v) + ceil(v);
+    r += min(v, 0.5f) + max(v, 0.5f) + clamp(v, 0.25f, 0.75f);
+    y[i] = r + log1p(v) * 10.0f + expm1(v) * 100.0f;
+    const long n = w[i];
+    z[i] = min(n, 0L) + 10 * max(n, 0L) + 100 * clamp(n, -1L, 1L);
+}
+"""
+
+
+def _math_reference(x: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    v = x.astype(np.float64)
+    r = (np.sqrt(v) + np.exp(v) + np.log(v) + np.sin(v) + np.cos(v) + np.tanh(v) + v ** 1.5
+         + np.abs(v) + np.minimum(v, 0.5) * 2 + np.maximum(v, 0.5) * 2 + (2 * v + 1)
+         + np.floor(v) + np.ceil(v) + np.clip(v, 0.25, 0.75)
+         + np.log1p(v) * 10 + np.expm1(v) * 100)
+    z = np.minimum(w, 0) + 10 * np.maximum(w, 0) + 100 * np.clip(w, -1, 1)
+    return r, z
+
+
+def test_portable_math_passes_the_metal_check(clang):
+    rendered = pk.kernel(MATH).rendered("metal", {}, 1)
+    check_metal(rendered.source, sources=rendered.sources(), name="math.metal")
+
+
+def test_portable_math_compiles_for_cuda():
+    from portakern.backends.cuda import CUDA
+    from portakern.checks import cuda_check_available
+
+    ok, why = cuda_check_available()
+    if not ok:
+        pytest.skip(why)
+    ptx = CUDA.compile_check(pk.kernel(MATH).rendered("cuda", {}, 1))
+    assert ".entry math(" in ptx
+
+
+def test_min_max_of_two_integer_widths_compile_for_cuda_and_metal(clang):
+    # long renders as long long on CUDA: min(n, 0L) and min(n, 0) were ambiguous there,
+    # and min(n, 0) is ambiguous among Metal's one-type overloads.
+    from portakern.backends.cuda import CUDA
+    from portakern.checks import cuda_check_available
+
+    source = """
+    @kernel void k(long* z, const long* w, const int* q) {
+        const long i = @index(Global, Linear);
+        const long n = w[i];
+        z[i] = min(n, 0L) + max(n, 0) + min(q[i], n) + max(0L, q[i]) + clamp(n, 0, 3);
+    }
+    """
+    kernel = pk.kernel(source)
+    rendered = kernel.rendered("metal", {}, 1)
+    check_metal(rendered.source, sources=rendered.sources(), name="k.metal")
+    if cuda_check_available()[0]:
+        CUDA.compile_check(kernel.rendered("cuda", {}, 1))
+
+
+def test_metal_log1p_and_expm1_keep_float_precision_near_zero():
+    # The Metal prelude's formulas, evaluated here in float32 as the GPU would.
+    source = pk.kernel(MATH).render("metal")
+    assert "#define log1p pk_log1p" in source and "#define expm1 pk_expm1" in source
+    f = np.float32
+
+    def log1p(x):
+        if abs(x) >= f(0.25):
+            return np.log(f(1) + x)
+        s = x / (f(2) + x)
+        s2 = s * s
+        p = f(1) / f(13)
+        for c in (11, 9, 7, 5, 3):
+            p = f(1) / f(c) + s2 * p
+        return f(2) * s * (f(1) + s2 * p)
+
+    def expm1(x):
+        if abs(x) >= f(0.5):
+            return np.exp(x) - f(1)
+        p = f(1) / f(3628800)
+        for c in (362880, 40320, 5040, 720, 120, 24, 6, 2):
+            p = f(1) / f(c) + x * p
+        return x * (f(1) + x * p)
+
+    for x in np.concatenate([np.geomspace(1e-30, 1, 200), -np.geomspace(1e-30, 0.9, 200),
+                             np.linspace(-0.9, 3, 200)]).astype(np.float32):
+        assert log1p(x) == pytest.approx(np.log1p(float(x)), rel=5e-7, abs=0)
+        assert expm1(x) == pytest.approx(np.expm1(float(x)), rel=5e-7, abs=0)
+    # The formulas above are the ones rendered.
+    assert "1.0f / 13" in source and "1.0f / 3628800" in source
+
+
+def test_portable_math_agrees_with_numpy(backend):
+    if backend.target == "metal":
+        pytest.skip("Metal's run is on a Mac")
+    x = np.linspace(0.05, 3, 64).astype(np.float32)
+    w = np.arange(-32, 32).astype(np.int64)
+    y, z = backend.zeros(64, np.float32), backend.zeros(64, np.int64)
+    pk.kernel(MATH)(y, backend.to_device(x), z, backend.to_device(w), ndrange=64)
+    backend.synchronize()
+    r, zz = _math_reference(x, w)
+    np.testing.assert_allclose(backend.to_host(y), r, rtol=2e-5)
+    np.testing.assert_array_equal(backend.to_host(z), zz)
+
+
+# -- PortabilityWarning at kernel creation --------------------------------------------------
+
+def _no_portability_warning(source: str, **constants) -> pk.Kernel:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pk.PortabilityWarning)
+        return pk.kernel(source, **constants)
+
+
+def test_printf_warns_at_creation_naming_metal_and_the_native_path():
+    source = ("@kernel void k(float* y) {\n    const long i = @index(Global, Linear);\n"
+              "    printf(\"%f\\n\", y[i]);\n}\n")
+    with pytest.warns(pk.PortabilityWarning) as record:
+        pk.kernel(source)
+    [w] = [w for w in record if issubclass(w.category, pk.PortabilityWarning)]
+    message = str(w.message)
+    assert "printf" in message and ":3:5:" in message
+    assert "Metal" in message and "native C++" in message
+    assert "OpenCL" not in message.split("not portable to")[1]
+    assert "CUDA" not in message.split("not portable to")[1]
+    assert w.filename == __file__  # points at the pk.kernel(...) call
+
+
+def test_printf_under_a_target_escape_does_not_warn():
+    _no_portability_warning(
+        "@kernel void k(float* y) {\n    const long i = @index(Global, Linear);\n"
+        "{% if target in ('cuda', 'opencl') %}\n    printf(\"%f\\n\", y[i]);\n{% endif %}\n"
+        "    y[i] = 1;\n}\n")
+
+
+def test_portable_kernels_do_not_warn():
+    _no_portability_warning(MATH)
+    _no_portability_warning(LOCAL_FLOAT_ATOMICS)
+    # Multiplication is not a pointer declaration; casts are not either.
+    _no_portability_warning("@kernel void k(float* y, const float* x, float a) {\n"
+                            "    const long i = @index(Global, Linear);\n"
+                            "    float t = a * x[i]; y[i] = t * (float)i;\n}\n")
+
+
+def test_pointer_variable_warns_naming_metal_and_opencl_and_the_line():
+    source = ("@kernel void k(float* y, const float* x, long n) {\n"
+              "    const long i = @index(Global, Linear);\n"
+              "    const float* row = x + i * n;\n"
+              "    y[i] = row[0];\n}\n")
+    with pytest.warns(pk.PortabilityWarning, match=r":3:18: pointer variable 'row'") as rec:
+        pk.kernel(source)
+    message = str(rec[0].message)
+    assert "Metal" in message and "OpenCL" in message and "CUDA" not in message
+
+
+def test_helper_pointer_parameter_warns():
+    source = ("static float first_of(const float* a) { return a[0]; }\n"
+              "@kernel void k(float* y, const float* x) {\n"
+              "    const long i = @index(Global, Linear);\n"
+              "    y[i] = x[i];\n}\n")
+    with pytest.warns(pk.PortabilityWarning, match=r":1:36: helper parameter 'a'.*"
+                                                   r"#define macro.*OpenCL, Metal"):
+        pk.kernel(source)
+
+
+@pytest.mark.parametrize("word, targets", [("vertex", "Metal"), ("thread", "Metal"),
+                                           ("local", "OpenCL"), ("kernel", "OpenCL, Metal")])
+def test_reserved_word_as_a_name_warns(word, targets):
+    source = (f"@kernel void k(float* y) {{\n    const long {word} = @index(Global, Linear);\n"
+              f"    y[{word}] = 1;\n}}\n")
+    with pytest.warns(pk.PortabilityWarning) as record:
+        pk.kernel(source)
+    messages = [str(w.message) for w in record if issubclass(w.category, pk.PortabilityWarning)]
+    assert len(messages) == 2  # the declaration and the use, each at its column
+    assert f":2:16: '{word}' is a reserved word" in messages[0]
+    assert messages[0].endswith(f"(not portable to: {targets})")
+
+
+def test_a_kernel_needing_constants_warns_when_they_are_bound():
+    source = ("@kernel void k(float* y) {\n    const long i = @index(Global, Linear);\n"
+              "    printf(\"%d\\n\", {{ N }});\n    y[i] = 1;\n}\n")
+    kernel = _no_portability_warning(source)  # N unbound: nothing to scan yet
+    with pytest.warns(pk.PortabilityWarning, match="printf"):
+        kernel.specialize(N=3)
+    with pytest.warns(pk.PortabilityWarning, match="printf"):
+        pk.kernel(source, N=3)
