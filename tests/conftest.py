@@ -23,7 +23,66 @@ BACKENDS = [
 ]
 
 
-@pytest.fixture(scope="session", params=BACKENDS)
+def _real_cuda() -> bool:
+    from portakern.backends.cuda import CUDA
+
+    return bool(CUDA.available())
+
+
+#: A real NVIDIA GPU with CuPy; without one, CUDA tests run on the CPU stand-in.
+REAL_CUDA = _real_cuda()
+
+
+def _real_metal() -> bool:
+    from portakern.backends.metal import Metal
+
+    return bool(Metal.available())
+
+
+#: A Mac with Metal and MLX; elsewhere Metal tests run on the CPU stand-in.
+REAL_METAL = _real_metal()
+
+
+@pytest.fixture(autouse=True)
+def _metal_standin(request: pytest.FixtureRequest) -> Any:
+    """Tests marked ``metal`` run on the Metal stand-in where there is no Mac.
+
+    The stand-in (portakern.emulate.mlx) replaces ``mx.fast.metal_kernel``: it builds the
+    kernel MLX would build and runs the MSL on CPU threads; see docs/emulation.md.
+    """
+    if REAL_METAL or request.node.get_closest_marker("metal") is None:
+        yield None
+        return
+    pytest.importorskip("mlx.core", reason="the Metal stand-in runs under MLX (mlx[cpu])")
+    from portakern.emulate import mlx as standin
+
+    ok, why = standin.available()
+    if not ok:
+        pytest.skip(f"no Metal device, and {why}")
+    with standin.installed() as module:
+        yield module
+
+
+@pytest.fixture(autouse=True)
+def _cuda_standin(request: pytest.FixtureRequest) -> Any:
+    """Tests marked ``gpu`` run on the CUDA stand-in where there is no real GPU.
+
+    The stand-in (portakern.emulate.cupy) compiles the CUDA rendering for CPU threads
+    and plays CuPy's part under ``pk.CUDA``; see docs/emulation.md.
+    """
+    if REAL_CUDA or request.node.get_closest_marker("gpu") is None:
+        yield None
+        return
+    from portakern.emulate import cupy as standin
+
+    ok, why = standin.available()
+    if not ok:
+        pytest.skip(f"no CUDA device, and {why}")
+    with standin.installed() as module:
+        yield module
+
+
+@pytest.fixture(params=BACKENDS)
 def backend(request: pytest.FixtureRequest) -> Any:
     """A default instance of each built-in backend that can run here."""
     name = request.param

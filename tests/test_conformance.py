@@ -1,6 +1,7 @@
 """The in-tree backends run the conformance suite (portakern.testing.ConformanceSuite).
 
-CUDA and Metal run it on machines that have them and skip with the reason elsewhere.
+CUDA and Metal run it on a GPU or a Mac, and elsewhere on the CPU stand-ins of
+portakern.emulate (tests/conftest.py), which execute the CUDA and Metal renderings.
 """
 
 from __future__ import annotations
@@ -37,13 +38,17 @@ class TestOpenCL(ConformanceSuite):
     backend = pk.OpenCL
 
 
-@pytest.mark.gpu
-class TestCUDA(ConformanceSuite):
-    backend = "CUDA"
+# CUDA's suite is tests/test_cuda.py::TestCUDAConformance (a GPU, else the CPU stand-in).
 
 
 @pytest.mark.metal
 class TestMetal(ConformanceSuite):
+    """On a Mac, or on the CPU stand-in for ``mx.fast.metal_kernel`` (tests/conftest.py).
+
+    Metal has no float64 (``Metal()`` rejects it, so those tests skip) and no 64-bit
+    integer atomics; MLX arrays have no read-only form and no visible strides.
+    """
+
     backend = "Metal"
 
 

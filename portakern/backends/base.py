@@ -65,6 +65,16 @@ _AVAILABLE: set[type] = set()
 _LOCK = threading.Lock()
 
 
+def forget_availability(cls: type) -> None:
+    """Forget a remembered positive :meth:`Backend.check_available` answer for ``cls``.
+
+    For code that changes what a backend can reach at run time (installing a
+    stand-in runtime, tests); the next launch asks :meth:`Backend.available` again.
+    """
+    with _LOCK:
+        _AVAILABLE.discard(cls)
+
+
 def default_instance(cls: type[Backend]) -> Backend:
     """The one shared ``cls()`` of this process, created on first use.
 
@@ -110,6 +120,12 @@ class ArrayInfo:
         pointer, the array itself). ``None`` means "cannot be passed as is" (a
         view at an offset the device cannot address); the launcher then asks for
         a copy.
+    extent : tuple of (int, int), optional
+        ``(address, nbytes)``: the device memory the elements occupy, where the
+        backend can tell (CUDA arrays). The launcher refuses a ``const T*``
+        argument whose extent overlaps that of an array the kernel writes; without
+        an extent, only the same ``handle`` object (or NumPy arrays that may share
+        memory) counts as aliasing.
     """
 
     dtype: np.dtype
@@ -117,6 +133,7 @@ class ArrayInfo:
     c_contiguous: bool
     writable: bool
     handle: Any
+    extent: tuple[int, int] | None = None
 
 
 def _defined_by(cls: type, member: str) -> type | None:

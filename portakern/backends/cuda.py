@@ -19,6 +19,7 @@ A machine without a GPU can still compile-check the CUDA rendering to PTX:
 
 from __future__ import annotations
 
+import math
 import operator
 import os
 import sys
@@ -38,7 +39,8 @@ from ..errors import (
 )
 from .base import ArrayInfo, Availability, Backend
 
-__all__ = ["CUDA", "INSTALL_HINT", "launch_config", "nvrtc_options", "cuda_array_info"]
+__all__ = ["CUDA", "INSTALL_HINT", "launch_config", "nvrtc_options", "cuda_array_info",
+           "reset_state"]
 
 #: The command that makes this backend available (with an NVIDIA driver present).
 INSTALL_HINT = 'pip install "portakern[cuda]"'
@@ -49,6 +51,8 @@ BASE_OPTIONS: tuple[str, ...] = ("-std=c++17",)
 
 #: CUDA's grid limits (blocks per launch) along x, y, z on every GPU since Kepler.
 DEFAULT_MAX_GRID = (2**31 - 1, 65535, 65535)
+#: Threads per block along x, y, z on every GPU CUDA 12 supports (1024 in all).
+CUDA_MAX_BLOCK = (1024, 1024, 64)
 
 _DLPACK_CUDA = (2, 13)  # kDLCUDA, kDLCUDAManaged
 _LOCK = threading.RLock()  # re-entered: for_array builds a CUDA, which registers its state
@@ -257,10 +261,36 @@ class _Foreign:
         self.array = array
         self.dlpack = dlpack
 
-    def to_cupy(self, cp: Any) -> Any:
-        # Both are views: asarray wraps the pointer (and honours the interface's
-        # stream, CAI v3), from_dlpack takes ownership of the capsule.
-        return cp.from_dlpack(self.array) if self.dlpack else cp.asarray(self.array)
+    def to_cupy(self, cp: Any, device: int, stream: Any) -> Any:
+        """A CuPy view of the array for a launch on ``stream``, with no host-side wait.
+
+        ``cupy.asarray`` would honour the interface's stream (CAI v3) with a
+        ``streamSynchronize``, blocking the host on every launch. Instead the view is
+        built from the interface's pointer, and if the producer names a stream other
+        than the launch stream, the launch stream waits on the device for an event
+        recorded on the producer's stream: the kernel runs after the producer's
+        queued work, and the host returns at once.
+        """
+        if self.dlpack:
+            return cp.from_dlpack(self.array)  # a view; DLPack passes streams itself
+        cai = _interface(self.array)
+        dtype = np.dtype(cai["typestr"])
+        shape = tuple(int(n) for n in cai["shape"])
+        strides = cai.get("strides")
+        strides = None if strides is None else tuple(int(s) for s in strides)
+        nbytes = math.prod(shape) * dtype.itemsize
+        if nbytes == 0:
+            return cp.ndarray(shape, dtype)  # nothing to point at, nothing to wait for
+        # The exporter stays alive as long as the view (the memory's owner).
+        memory = cp.cuda.UnownedMemory(int(cai["data"][0]), nbytes, self.array, device)
+        view = cp.ndarray(shape, dtype, cp.cuda.MemoryPointer(memory, 0), strides)
+        producer = cai.get("stream") if int(cai.get("version", 0)) >= 3 else None
+        if producer is not None and int(producer) != stream.ptr:
+            # 1 and 2 are CUDA's legacy and per-thread default stream handles.
+            ready = cp.cuda.Event(disable_timing=True)
+            ready.record(cp.cuda.ExternalStream(int(producer), device))
+            stream.wait_event(ready)
+        return view
 
 
 def _dlpack_device(array: Any) -> tuple[int, int] | None:
@@ -514,12 +544,12 @@ class CUDA(Backend):
 
     def _enqueue(self, compiled: Any, grid: tuple, block: tuple, args: list) -> None:
         cp = _cupy()
-        for n, a in enumerate(args):
-            if type(a) is _Foreign:
-                args[n] = a.to_cupy(cp)
         try:
             with cp.cuda.Device(self.device):
                 stream = cp.cuda.get_current_stream()
+                for n, a in enumerate(args):
+                    if type(a) is _Foreign:
+                        args[n] = a.to_cupy(cp, self.device, stream)
                 compiled.kernel(grid, block, tuple(args))
         except _cuda_errors(cp) as exc:
             raise LaunchError(
@@ -567,7 +597,7 @@ class CUDA(Backend):
                 return None
             # CuPy arrays have no read-only flag; views carry their offset in .data.
             return ArrayInfo(array.dtype, array.shape, bool(array.flags.c_contiguous), True,
-                             array)
+                             array, (int(array.data.ptr), int(array.nbytes)))
         info = cuda_array_info(array)
         if info is not None:
             try:
@@ -576,15 +606,19 @@ class CUDA(Backend):
                 return None  # not CUDA memory: the launcher names the argument
             if device is not None and device != self.device:
                 return None
-            dtype, shape, contiguous, writable, _ = info
-            return ArrayInfo(dtype, shape, contiguous, writable, _Foreign(array, False))
+            dtype, shape, contiguous, writable, pointer = info
+            # A new wrapper per call: the no-alias check compares the memory instead.
+            extent = (pointer, math.prod(shape) * dtype.itemsize)
+            return ArrayInfo(dtype, shape, contiguous, writable, _Foreign(array, False),
+                             extent)
         dl = _dlpack_device(array)
         if dl is None or dl[0] not in _DLPACK_CUDA or dl[1] != self.device:
             return None
         # DLPack alone does not describe the array without a capsule: take the
         # (zero-copy) CuPy view now, which an array on a CUDA device allows.
         view = _cupy().from_dlpack(array)
-        return ArrayInfo(view.dtype, view.shape, bool(view.flags.c_contiguous), True, view)
+        return ArrayInfo(view.dtype, view.shape, bool(view.flags.c_contiguous), True, view,
+                         (int(view.data.ptr), int(view.nbytes)))
 
     def _as_cupy(self, array: Any) -> Any:
         cp = _cupy()
@@ -625,6 +659,21 @@ class CUDA(Backend):
             except _cuda_errors(cp) as exc:
                 last = self._state.pending.get(cp.cuda.get_current_stream().ptr)
                 raise self._fault(exc, *(last[1:] if last else (None, None, None))) from exc
+
+
+def reset_state() -> None:
+    """Forget what this process learnt about CUDA: availability, devices, compiled modules.
+
+    For code that swaps the ``cupy`` module at run time (the CPU stand-in in
+    :mod:`portakern.emulate.cupy`); launches afterwards start afresh.
+    """
+    from .base import forget_availability
+
+    with _LOCK:
+        _AVAILABILITY.clear()
+        _STATES.clear()
+        _INSTANCES.clear()
+    forget_availability(CUDA)
 
 
 def _current_device() -> int:

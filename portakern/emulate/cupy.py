@@ -1,0 +1,666 @@
+"""A stand-in for the parts of CuPy that ``pk.CUDA`` uses, running kernels on the CPU.
+
+Installed as ``sys.modules["cupy"]`` (see :func:`installed`), it lets the CUDA
+backend run unchanged on a machine without a GPU: ``RawModule`` compiles the CUDA
+rendering with g++ against ``include/pk_cuda_emu.hpp`` (CUDA's device API on CPU
+threads, see :mod:`portakern.emulate.build`) instead of NVRTC, and a kernel call
+launches it over a grid of blocks. "Device" memory is host memory.
+
+What is reproduced exactly, because a kernel's result depends on it:
+
+* launch geometry: grid in blocks, block in threads, and the driver's limits
+  (at most 1024 threads per block, block z at most 64, grid y and z at most
+  65535) as ``CUDADriverError``;
+* argument marshalling as ``RawKernel.__call__`` does it: an array passes its
+  data pointer, a NumPy scalar its own bytes, a Python ``bool`` one byte, a
+  Python ``int`` 8 bytes (int64), a Python ``float`` 8 bytes (double);
+* and, stricter than CuPy (which hands the bytes to the driver unchecked), the
+  arguments are checked against the compiled kernel's parameter list: count,
+  pointer or value, byte size. A mismatch that a GPU would silently misread is a
+  ``TypeError`` here.
+
+Arrays refuse implicit conversion to NumPy (``numpy.asarray(a)`` raises), as
+CuPy's do. ``asarray`` of an object with a version-3 ``__cuda_array_interface__``
+that names a stream counts a host-blocking stream synchronisation
+(:data:`counters`), as CuPy performs one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import itertools
+import sys
+import threading
+import types
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from .build import INCLUDE, BuildError, Unit, build, compiler_for
+
+__version__ = "13.6.0+portakern.standin"
+
+#: Counts of what the stand-in did, for tests: launches, stream syncs by asarray.
+counters: dict[str, int] = {"launches": 0, "asarray_stream_syncs": 0}
+
+bool_ = np.bool_
+int8, int16, int32, int64 = np.int8, np.int16, np.int32, np.int64
+uint8, uint16, uint32, uint64 = np.uint8, np.uint16, np.uint32, np.uint64
+float16, float32, float64 = np.float16, np.float32, np.float64
+complex64, complex128 = np.complex64, np.complex128
+
+_MAX_BLOCK = (1024, 1024, 64)
+_MAX_BLOCK_THREADS = 1024
+_MAX_GRID = (2**31 - 1, 65535, 65535)
+_DEVICES = 1
+
+
+# -- errors ---------------------------------------------------------------------------------------
+class CUDARuntimeError(RuntimeError):
+    """cudaError_t from the runtime API (stand-in)."""
+
+
+class CUDADriverError(RuntimeError):
+    """CUresult from the driver API (stand-in)."""
+
+
+class CompileException(Exception):
+    """The kernel did not compile (NVRTC's role is played by g++)."""
+
+    def __init__(self, msg: str, source: str, name: str, options: tuple) -> None:
+        super().__init__(msg)
+        self._msg = msg
+        self.source = source
+        self.name = name
+        self.options = options
+
+    def get_message(self) -> str:
+        return self._msg
+
+
+# -- devices and streams --------------------------------------------------------------------------
+_local = threading.local()
+_ALLOCATIONS: dict[int, tuple[int, int]] = {}  # id(buffer) -> (start, end)
+_ALLOC_LOCK = threading.Lock()
+
+
+def _current() -> int:
+    return getattr(_local, "device", 0)
+
+
+class Device:
+    """A CUDA device ordinal, usable as a context manager that makes it current."""
+
+    def __init__(self, device: int | None = None) -> None:
+        self.id = _current() if device is None else int(device)
+        if not 0 <= self.id < _DEVICES:
+            raise CUDARuntimeError("cudaErrorInvalidDevice: invalid device ordinal")
+        self._saved: list[int] = []
+
+    def __enter__(self) -> Device:
+        self._saved.append(_current())
+        _local.device = self.id
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _local.device = self._saved.pop()
+
+    def synchronize(self) -> None:
+        """Launches run to completion when called: nothing to wait for."""
+
+    @property
+    def compute_capability(self) -> str:
+        return "90"
+
+
+_STREAM_IDS = itertools.count(0x1000, 0x10)
+
+
+class Stream:
+    """A stream: launches on the stand-in finish before the call returns."""
+
+    null: Stream
+
+    def __init__(self, null: bool = False, non_blocking: bool = False,
+                 ptds: bool = False) -> None:
+        self.ptr = 0 if null else next(_STREAM_IDS)
+        self.device_id = _current()
+        self._saved: list[Stream] = []
+
+    def __enter__(self) -> Stream:
+        self._saved.append(get_current_stream())
+        _local.stream = self
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _local.stream = self._saved.pop()
+
+    def use(self) -> Stream:
+        _local.stream = self
+        return self
+
+    def synchronize(self) -> None:
+        """Nothing is pending: launches complete before they return."""
+
+    def wait_event(self, event: Event) -> None:
+        """Orders later work after ``event``; here everything is already ordered."""
+
+    def record(self, event: Event | None = None) -> Event:
+        event = event or Event()
+        event.record(self)
+        return event
+
+
+Stream.null = Stream(null=True)
+
+
+class ExternalStream(Stream):
+    """A stream made elsewhere (another library's), known by its pointer."""
+
+    def __init__(self, ptr: int, device_id: int = -1) -> None:
+        super().__init__()
+        self.ptr = int(ptr)
+        self.device_id = _current() if device_id < 0 else device_id
+
+
+class Event:
+    """A CUDA event; recorded work is always complete on the stand-in."""
+
+    def __init__(self, block: bool = False, disable_timing: bool = False,
+                 interprocess: bool = False) -> None:
+        self.done = True
+
+    def record(self, stream: Stream | None = None) -> None:
+        self.done = True
+
+    def synchronize(self) -> None:
+        """Complete already."""
+
+
+def get_current_stream(device_id: int | None = None) -> Stream:
+    return getattr(_local, "stream", Stream.null)
+
+
+def _properties(device: int) -> dict[str, Any]:
+    return {
+        "name": b"portakern CUDA stand-in (CPU threads)", "major": 9, "minor": 0,
+        "maxThreadsPerBlock": _MAX_BLOCK_THREADS, "maxThreadsDim": _MAX_BLOCK,
+        "maxGridSize": _MAX_GRID, "sharedMemPerBlock": 48 * 1024, "warpSize": 32,
+        "multiProcessorCount": 1, "totalGlobalMem": 1 << 34,
+    }
+
+
+class _PointerAttributes:
+    def __init__(self, type_: int, device: int, ptr: int) -> None:
+        self.type = type_
+        self.device = device
+        self.devicePointer = ptr if type_ else 0
+
+
+def _pointer_attributes(ptr: int) -> _PointerAttributes:
+    with _ALLOC_LOCK:
+        spans = list(_ALLOCATIONS.values())
+    for start, end in spans:
+        if start <= ptr < end or ptr == start:
+            return _PointerAttributes(2, 0, ptr)
+    return _PointerAttributes(0, -2, ptr)
+
+
+runtime = types.SimpleNamespace(
+    CUDARuntimeError=CUDARuntimeError,
+    getDeviceCount=lambda: _DEVICES,
+    getDevice=_current,
+    setDevice=lambda d: setattr(_local, "device", int(d)),
+    getDeviceProperties=_properties,
+    pointerGetAttributes=_pointer_attributes,
+    runtimeGetVersion=lambda: 13000,
+    driverGetVersion=lambda: 13000,
+    deviceSynchronize=lambda: None,
+)
+driver = types.SimpleNamespace(CUDADriverError=CUDADriverError)
+compiler = types.SimpleNamespace(CompileException=CompileException)
+
+
+# -- memory and arrays ------------------------------------------------------------------------
+class _Buffer:
+    """Host memory standing in for one device allocation."""
+
+    def __init__(self, nbytes: int) -> None:
+        self.host = np.empty(max(nbytes, 1), np.uint8)
+        self.ptr = self.host.ctypes.data
+        self.size = nbytes
+        self.device_id = _current()
+        with _ALLOC_LOCK:
+            _ALLOCATIONS[id(self)] = (self.ptr, self.ptr + nbytes)
+
+    def __del__(self) -> None:
+        with _ALLOC_LOCK:
+            _ALLOCATIONS.pop(id(self), None)
+
+
+class UnownedMemory:
+    """Memory owned by someone else (another library's array), by pointer."""
+
+    def __init__(self, ptr: int, size: int, owner: Any, device_id: int | None = None) -> None:
+        self.ptr = int(ptr)
+        self.size = int(size)
+        self.owner = owner
+        self.device_id = _current() if device_id is None else device_id
+
+
+class MemoryPointer:
+    """A pointer into a buffer: ``mem`` plus a byte ``offset``."""
+
+    def __init__(self, mem: Any, offset: int) -> None:
+        self.mem = mem
+        self.offset = int(offset)
+        self.ptr = mem.ptr + self.offset
+        self.device_id = mem.device_id
+
+
+class _Flags:
+    def __init__(self, a: np.ndarray) -> None:
+        self.c_contiguous = bool(a.flags.c_contiguous)
+        self.f_contiguous = bool(a.flags.f_contiguous)
+        self.owndata = False
+
+    def __getitem__(self, key: str) -> bool:
+        return {"C_CONTIGUOUS": self.c_contiguous, "F_CONTIGUOUS": self.f_contiguous}[key]
+
+
+def _view(ptr: int, nbytes: int, dtype: np.dtype, shape: tuple, strides: tuple | None,
+          keep: Any) -> np.ndarray:
+    raw = (ctypes.c_char * max(nbytes, 1)).from_address(ptr) if nbytes else bytearray(1)
+    base = np.frombuffer(raw, np.uint8, count=nbytes)
+    a = np.lib.stride_tricks.as_strided(base.view(dtype) if nbytes else
+                                        np.empty(0, dtype), shape=shape,
+                                        strides=strides) if strides is not None else (
+        base.view(dtype).reshape(shape) if nbytes else np.empty(shape, dtype))
+    return a
+
+
+class ndarray:  # noqa: N801 - CuPy's name
+    """A CUDA array of the stand-in: NumPy storage in a :class:`_Buffer`."""
+
+    __array_priority__ = 100
+
+    def __init__(self, shape: Any, dtype: Any = float, memptr: MemoryPointer | None = None,
+                 strides: Any = None, order: str = "C") -> None:
+        shape = (int(shape),) if np.isscalar(shape) else tuple(int(n) for n in shape)
+        dtype = np.dtype(dtype)
+        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        if memptr is None:
+            memptr = MemoryPointer(_Buffer(nbytes), 0)
+        self.data = memptr
+        if strides is not None:
+            strides = tuple(int(s) for s in strides)
+            span = sum((n - 1) * s for n, s in zip(shape, strides, strict=True)) + dtype.itemsize
+            nbytes = max(span, 0) if all(shape) else 0
+        self._a = _view(memptr.ptr, nbytes, dtype, shape, strides, memptr)
+
+    @classmethod
+    def _wrap(cls, a: np.ndarray, memptr: MemoryPointer) -> ndarray:
+        obj = cls.__new__(cls)
+        obj.data = memptr
+        obj._a = a
+        return obj
+
+    # -- attributes ----------------------------------------------------------------------
+    shape = property(lambda self: self._a.shape)
+    dtype = property(lambda self: self._a.dtype)
+    size = property(lambda self: self._a.size)
+    ndim = property(lambda self: self._a.ndim)
+    nbytes = property(lambda self: self._a.nbytes)
+    itemsize = property(lambda self: self._a.itemsize)
+    strides = property(lambda self: self._a.strides)
+    flags = property(lambda self: _Flags(self._a))
+    device = property(lambda self: Device(self.data.device_id))
+    T = property(lambda self: self._derived(self._a.T))
+
+    @property
+    def __cuda_array_interface__(self) -> dict[str, Any]:
+        a = self._a
+        return {"shape": a.shape, "typestr": a.dtype.str, "descr": a.dtype.descr,
+                "data": (a.ctypes.data if a.size else 0, False), "version": 3,
+                "strides": None if a.flags.c_contiguous else a.strides,
+                "stream": get_current_stream().ptr or 1}
+
+    def __array__(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("Implicit conversion to a NumPy array is not allowed. Please use "
+                        "`.get()` to construct a NumPy array explicitly.")
+
+    def __repr__(self) -> str:
+        return f"array({self._a!r}) [CUDA stand-in]"
+
+    # -- conversions ---------------------------------------------------------------------
+    def get(self, stream: Any = None) -> np.ndarray:
+        return np.array(self._a, copy=True)
+
+    def set(self, arr: np.ndarray) -> None:
+        self._a[...] = arr
+
+    def __float__(self) -> float:
+        return float(self._a)
+
+    def __int__(self) -> int:
+        return int(self._a)
+
+    def __bool__(self) -> bool:
+        return bool(self._a)
+
+    def __len__(self) -> int:
+        return len(self._a)
+
+    def item(self) -> Any:
+        return self._a.item()
+
+    def tolist(self) -> Any:
+        return self._a.tolist()
+
+    # -- views and copies ----------------------------------------------------------------
+    def _derived(self, a: np.ndarray) -> ndarray:
+        if np.shares_memory(a, self._a):
+            return ndarray._wrap(a, self.data)
+        return _from_host(a)
+
+    def __getitem__(self, key: Any) -> ndarray:
+        return self._derived(np.asarray(self._a[_unwrap(key)]))
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._a[_unwrap(key)] = _unwrap(value)
+
+    def reshape(self, *shape: Any, order: str = "C") -> ndarray:
+        return self._derived(self._a.reshape(*shape, order=order))
+
+    def ravel(self) -> ndarray:
+        return self._derived(self._a.ravel())
+
+    def view(self, dtype: Any = None) -> ndarray:
+        return self._derived(self._a.view(dtype))
+
+    def astype(self, dtype: Any, copy: bool = True) -> ndarray:
+        return _from_host(self._a.astype(dtype))
+
+    def copy(self, order: str = "C") -> ndarray:
+        return _from_host(self._a.copy(order=order))
+
+    def fill(self, value: Any) -> None:
+        self._a.fill(value)
+
+    def sum(self, *args: Any, **kwargs: Any) -> ndarray:
+        return _from_host(np.asarray(self._a.sum(*args, **kwargs)))
+
+    # -- arithmetic (elementwise on the host, as a convenience for tests) ---------------
+    def _binary(self, other: Any, op: Any) -> ndarray:
+        return _from_host(np.asarray(op(self._a, _unwrap(other))))
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        result = getattr(ufunc, method)(*[_unwrap(i) for i in inputs], **kwargs)
+        return _from_host(np.asarray(result))
+
+    def __eq__(self, other: Any) -> ndarray:  # type: ignore[override]
+        return self._binary(other, np.equal)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __neg__(self) -> ndarray:
+        return _from_host(-self._a)
+
+
+for _name, _op in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
+                   ("truediv", np.true_divide), ("floordiv", np.floor_divide),
+                   ("mod", np.mod), ("pow", np.power), ("lt", np.less), ("le", np.less_equal),
+                   ("gt", np.greater), ("ge", np.greater_equal), ("ne", np.not_equal),
+                   ("and", np.bitwise_and), ("or", np.bitwise_or), ("xor", np.bitwise_xor)]:
+    setattr(ndarray, f"__{_name}__", lambda self, o, _op=_op: self._binary(o, _op))
+    if _name not in ("lt", "le", "gt", "ge", "ne"):
+        setattr(ndarray, f"__r{_name}__",
+                lambda self, o, _op=_op: _from_host(np.asarray(_op(_unwrap(o), self._a))))
+        setattr(ndarray, f"__i{_name}__",
+                lambda self, o, _op=_op: (_op(self._a, _unwrap(o), out=self._a), self)[1])
+
+
+def _unwrap(obj: Any) -> Any:
+    if isinstance(obj, ndarray):
+        return obj._a
+    if isinstance(obj, tuple):
+        return tuple(_unwrap(o) for o in obj)
+    return obj
+
+
+def _from_host(a: np.ndarray) -> ndarray:
+    a = np.asarray(a)
+    out = ndarray(a.shape, a.dtype)
+    out._a[...] = a
+    return out
+
+
+def empty(shape: Any, dtype: Any = float, order: str = "C") -> ndarray:
+    out = ndarray(shape, dtype)
+    out._a.view(np.uint8).fill(0xA5)  # uninitialised device memory is not zeros
+    return out
+
+
+def zeros(shape: Any, dtype: Any = float, order: str = "C") -> ndarray:
+    out = ndarray(shape, dtype)
+    out._a.fill(0)
+    return out
+
+
+def ones(shape: Any, dtype: Any = float) -> ndarray:
+    return full(shape, 1, dtype)
+
+
+def full(shape: Any, fill_value: Any, dtype: Any = None) -> ndarray:
+    return _from_host(np.full(shape, fill_value, dtype))
+
+
+def arange(*args: Any, dtype: Any = None) -> ndarray:
+    return _from_host(np.arange(*args, dtype=dtype))
+
+
+def empty_like(a: Any, dtype: Any = None) -> ndarray:
+    return empty(a.shape, dtype or a.dtype)
+
+
+def zeros_like(a: Any, dtype: Any = None) -> ndarray:
+    return zeros(a.shape, dtype or a.dtype)
+
+
+def array(obj: Any, dtype: Any = None, copy: bool = True, order: str = "K") -> ndarray:
+    if isinstance(obj, ndarray):
+        return _from_host(np.array(obj._a, dtype=dtype, order="C"))
+    return _from_host(np.array(obj, dtype=dtype, order="C"))
+
+
+def asarray(obj: Any, dtype: Any = None) -> ndarray:
+    """A view of a stand-in or ``__cuda_array_interface__`` array; a copy of host data."""
+    if isinstance(obj, ndarray):
+        return obj if dtype is None or np.dtype(dtype) == obj.dtype else obj.astype(dtype)
+    cai = getattr(obj, "__cuda_array_interface__", None)
+    if cai is None:
+        return array(obj, dtype=dtype)
+    if cai.get("version", 0) >= 3 and cai.get("stream") is not None:
+        # CuPy synchronises the producer's stream on the host here.
+        counters["asarray_stream_syncs"] += 1
+    dt = np.dtype(cai["typestr"])
+    shape = tuple(cai["shape"])
+    ptr = int(cai["data"][0] or 0)
+    strides = cai.get("strides")
+    count = int(np.prod(shape, dtype=np.int64))
+    mem = UnownedMemory(ptr, count * dt.itemsize, obj)
+    out = ndarray(shape, dt, MemoryPointer(mem, 0), strides=strides)
+    return out if dtype is None else out.astype(dtype)
+
+
+def asnumpy(a: Any, stream: Any = None, order: str = "C") -> np.ndarray:
+    if isinstance(a, ndarray):
+        return a.get()
+    return np.asarray(a)
+
+
+def from_dlpack(obj: Any) -> ndarray:
+    cai = getattr(obj, "__cuda_array_interface__", None)
+    if cai is None:
+        raise TypeError("the CUDA stand-in takes DLPack capsules only from objects that also "
+                        "expose __cuda_array_interface__")
+    return asarray(obj)
+
+
+def get_cuda_path() -> str | None:
+    return None
+
+
+# -- kernels ------------------------------------------------------------------------------------
+class RawModule:
+    """CUDA source compiled for the CPU stand-in (lazily, per kernel name)."""
+
+    def __init__(self, code: str | None = None, *, path: str | None = None,
+                 options: tuple = (), backend: str = "nvrtc", translate_cucomplex: bool = False,
+                 enable_cooperative_groups: bool = False, name_expressions: Any = None,
+                 jitify: bool = False) -> None:
+        if code is None:
+            raise ValueError("the CUDA stand-in compiles source code only (code=...)")
+        self.code = code
+        self.options = tuple(options)
+        self._functions: dict[str, RawKernel] = {}
+
+    def get_function(self, name: str) -> RawKernel:
+        hit = self._functions.get(name)
+        if hit is None:
+            hit = self._functions[name] = RawKernel(self.code, name, self.options)
+            hit.compile()
+        return hit
+
+
+class RawKernel:
+    """One ``extern "C" __global__`` function, launched on CPU threads."""
+
+    def __init__(self, code: str, name: str, options: tuple = (), **kwargs: Any) -> None:
+        self.code = code
+        self.name = name
+        self.options = tuple(options)
+        self._lib: Any = None
+        self._params: list[tuple[int, bool]] = []
+
+    max_threads_per_block = _MAX_BLOCK_THREADS
+    num_regs = 32
+    shared_size_bytes = 0
+
+    def compile(self) -> None:
+        if self._lib is not None:
+            return
+        gxx = compiler_for("g++")
+        if gxx is None:
+            raise CUDADriverError("the CUDA stand-in needs g++ to compile kernels "
+                                  "(apt-get install g++)")
+        std = next((o for o in self.options if o.startswith("-std=")), "-std=c++17")
+        source = f"{self.code}\nPK_EMU_CUDA_ENTRY({self.name})\n"
+        unit = Unit(source, f"{self.name}.cu", gxx,
+                    (std, "-O1", "-x", "c++", "-w", "-I", str(INCLUDE),
+                     "-include", "pk_cuda_emu.hpp"))
+        try:
+            self._lib = build((unit,))
+        except BuildError as exc:
+            raise CompileException(exc.log, self.code, self.name, self.options) from None
+        self._params = self._lib.params() or []
+
+    def __call__(self, grid: Any, block: Any, args: tuple, *, shared_mem: int = 0,
+                 stream: Any = None, enable_cooperative_groups: bool = False) -> None:
+        self.compile()
+        grid3, block3 = _dims(grid, "grid"), _dims(block, "block")
+        threads = block3[0] * block3[1] * block3[2]
+        over = any(b > m for b, m in zip(block3, _MAX_BLOCK, strict=True))
+        if threads > _MAX_BLOCK_THREADS or over:
+            raise CUDADriverError(
+                f"CUDA_ERROR_INVALID_VALUE: invalid argument (block {block3}: at most "
+                f"{_MAX_BLOCK_THREADS} threads, and {_MAX_BLOCK} per axis)")
+        if any(g > m for g, m in zip(grid3, _MAX_GRID, strict=True)):
+            raise CUDADriverError(
+                f"CUDA_ERROR_INVALID_VALUE: invalid argument (grid {grid3}: at most "
+                f"{_MAX_GRID} blocks per axis)")
+        values = [self._marshal(n, a) for n, a in enumerate(args)]
+        if len(values) != len(self._params):
+            raise TypeError(
+                f"CUDA stand-in: kernel {self.name!r} takes {len(self._params)} parameters, "
+                f"the launch passed {len(values)}")
+        counters["launches"] += 1
+        if 0 in grid3 or 0 in block3:
+            raise CUDADriverError("CUDA_ERROR_INVALID_VALUE: invalid argument (a zero "
+                                  "grid or block dimension)")
+        try:
+            self._lib.launch(grid3, block3, values, self.name)
+        except RuntimeError as exc:
+            raise CUDADriverError(f"CUDA_ERROR_LAUNCH_FAILED (stand-in): {exc}") from None
+
+    def _marshal(self, n: int, arg: Any) -> Any:
+        size, pointer = self._params[n] if n < len(self._params) else (0, False)
+        if isinstance(arg, ndarray):
+            value, what = ctypes.c_void_p(arg.data.ptr), "an array"
+        elif isinstance(arg, MemoryPointer):
+            value, what = ctypes.c_void_p(arg.ptr), "a pointer"
+        elif isinstance(arg, np.generic):
+            raw = np.array(arg).tobytes()
+            value, what = (ctypes.c_char * len(raw)).from_buffer_copy(raw), \
+                f"a {len(raw)}-byte numpy.{type(arg).__name__}"
+        elif isinstance(arg, bool):
+            value, what = ctypes.c_bool(arg), "a 1-byte Python bool"
+        elif isinstance(arg, int):
+            value, what = ctypes.c_int64(arg), "an 8-byte Python int (int64)"
+        elif isinstance(arg, float):
+            value, what = ctypes.c_double(arg), "an 8-byte Python float (double)"
+        else:
+            raise TypeError(f"Unsupported type {type(arg)}")
+        if n < len(self._params):
+            is_ptr = isinstance(value, ctypes.c_void_p) and what != "a pointer" or \
+                what == "a pointer"
+            if is_ptr != pointer or (not pointer and ctypes.sizeof(value) != size):
+                want = "a pointer" if pointer else f"a {size}-byte value"
+                raise TypeError(
+                    f"CUDA stand-in: argument {n} of kernel {self.name!r} is {what}, but "
+                    f"parameter {n} is {want}; CuPy would pass these bytes unchecked and "
+                    f"the kernel would misread them")
+        return value
+
+
+def _dims(value: Any, what: str) -> tuple[int, int, int]:
+    dims = (int(value),) if np.isscalar(value) else tuple(int(v) for v in value)
+    if not 1 <= len(dims) <= 3:
+        raise ValueError(f"{what} must have 1 to 3 dimensions, got {value!r}")
+    return (*dims, *([1] * (3 - len(dims))))  # type: ignore[return-value]
+
+
+cuda = types.SimpleNamespace(
+    runtime=runtime, driver=driver, compiler=compiler, Device=Device, Stream=Stream,
+    ExternalStream=ExternalStream, Event=Event, get_current_stream=get_current_stream,
+    get_cuda_path=get_cuda_path,
+    UnownedMemory=UnownedMemory, MemoryPointer=MemoryPointer, is_available=lambda: True,
+)
+
+
+def available() -> tuple[bool, str]:
+    """Whether the stand-in can compile kernels here: ``(True, "")`` or ``(False, why)``."""
+    if compiler_for("g++") is None:
+        return False, "the CUDA stand-in needs g++ (apt-get install g++)"
+    return True, ""
+
+
+@contextlib.contextmanager
+def installed() -> Iterator[types.ModuleType]:
+    """Install this stand-in as ``cupy`` for the duration, with fresh backend state."""
+    from ..backends import cuda as cuda_backend
+
+    saved = {name: sys.modules.get(name) for name in ("cupy",)}
+    sys.modules["cupy"] = sys.modules[__name__]
+    cuda_backend.reset_state()
+    try:
+        yield sys.modules[__name__]
+    finally:
+        for name, mod in saved.items():
+            if mod is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = mod
+        cuda_backend.reset_state()
