@@ -32,6 +32,7 @@ def test_readme_test_command_is_the_one_ci_runs():
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     # One-line fenced blocks without a language: the README's commands.
     commands = re.findall(r"^```\n([^`\n]+)\n```$", README, flags=re.MULTILINE)
-    assert commands == ["portakern demo", "python -m pytest -q"]
+    assert commands == ["pip install . && portakern demo", "bash .ci/run"]
+    assert "`python -m pytest -q`" in README
     assert [line for line in ci.splitlines() if line.startswith("python -m pytest")] == [
         "python -m pytest -q"]
