@@ -207,9 +207,16 @@ class ConformanceSuite:
         assert back.dtype == host.dtype
         back[0, 0] = 5
         np.testing.assert_array_equal(self.to_host(dev), host)  # to_host copies
-        zeros = self.to_host(self.backend.zeros((3, 5), dtype))
+        # Every way of making an array gives one of the backend's own arrays.
+        made = {"to_device": dev, "zeros": self.backend.zeros((3, 5), dtype),
+                "allocate": self.backend.allocate((2, 3), dtype)}
+        for how, array in made.items():
+            assert self.backend.array_info(array) is not None, (
+                f"{self.backend!r}.{how}() returned a {type(array).__name__}, which the "
+                f"backend's array_info() does not accept as its own array")
+        zeros = self.to_host(made["zeros"])
         assert zeros.shape == (3, 5) and zeros.dtype == np.dtype(dtype) and not zeros.any()
-        info = self.backend.array_info(self.backend.allocate((2, 3), dtype))
+        info = self.backend.array_info(made["allocate"])
         assert info is not None and info.dtype == np.dtype(dtype) and info.c_contiguous
 
     def test_arrays_resolve_to_backend(self) -> None:
