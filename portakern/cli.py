@@ -1,4 +1,5 @@
-"""The ``portakern`` command line: ``info``, ``render``, ``check``, ``demo``, ``bench``.
+"""The ``portakern`` command line: ``info``, ``render``, ``check``, ``demo``, ``bench``,
+``cache``.
 
 ``portakern`` (the console script) and ``python -m portakern`` both call
 :func:`main`. Errors that portakern raises on purpose (:class:`PortakernError`)
@@ -122,6 +123,14 @@ def _parser() -> argparse.ArgumentParser:
                    help="time the best of N runs (default 3)")
     p.set_defaults(func=cmd_demo)
 
+    p = sub.add_parser(
+        "cache", help="the disk cache: where it is, its size and limit (info), or empty it "
+                      "(clear)",
+        description="Show the kernel cache's folder, status, size, entries and size limit "
+                    "(PORTAKERN_CACHE_SIZE), or delete every entry.")
+    p.add_argument("action", choices=("info", "clear"), nargs="?", default="info")
+    p.set_defaults(func=cmd_cache)
+
     # main() hands "bench ..." over before parsing; this entry is for --help.
     sub.add_parser("bench", help="the performance benchmarks (portakern bench --help)",
                    add_help=False)
@@ -183,11 +192,19 @@ def _load_source(args: argparse.Namespace) -> _Source:
     constants: dict[str, Any] = {}
     default_kernel = None
     if not path.is_file():
+        # A bare name may be a shipped example; anything written as a path (a .pk
+        # file, a folder) must exist, or a typo would silently render an example.
+        looks_like_path = arg.endswith(".pk") or "/" in arg or "\\" in arg
+        if looks_like_path:
+            raise _UsageError(
+                f"no such file: {arg}" + (f" (to render the shipped example, write its "
+                                          f"name: {path.stem})" if path.stem in EXAMPLES
+                                          else ""))
         if arg in EXAMPLES:
             ex = EXAMPLES[arg]
             path, default_kernel = ex.path, ex.kernel
-        elif (EXAMPLES_DIR / arg).is_file() or (EXAMPLES_DIR / f"{arg}.pk").is_file():
-            path = EXAMPLES_DIR / (arg if arg.endswith(".pk") else f"{arg}.pk")
+        elif (EXAMPLES_DIR / f"{arg}.pk").is_file():
+            path = EXAMPLES_DIR / f"{arg}.pk"
         else:
             raise _UsageError(
                 f"no such file: {arg} (nor a shipped example; examples: "
@@ -538,6 +555,45 @@ _SMALL = {"vector_add": 10_000, "saxpy": 10_000, "polynomial": 10_000, "translat
           "reduce_max": 10_000, "brightest_pixel": (61, 97), "histogram": 10_000,
           "rgb_to_gray": (61, 97), "negative": (61, 97), "darken": (61, 97),
           "particle_push": 1000}
+
+
+def _fmt_bytes(n: int | None) -> str:
+    if n is None:
+        return "none"
+    for unit in ("B", "KiB", "MiB"):
+        if n < 1024 or unit == "MiB":
+            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return f"{n} B"  # pragma: no cover
+
+
+def cmd_cache(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    """``portakern cache [info|clear]``."""
+    import warnings
+
+    from . import cache
+
+    out = out or sys.stdout
+    store = cache.DiskCache(cache.cache_dir() if cache.cache_enabled() else None)
+    with warnings.catch_warnings():
+        # The status line says the same as a CacheWarning would.
+        warnings.simplefilter("ignore", cache.CacheWarning)
+        if args.action == "clear":
+            if store.directory is None:
+                print("the disk cache is off (PORTAKERN_CACHE=0): nothing to clear", file=out)
+                return 0
+            removed = store.clear()
+            print(f"removed {removed} file{'' if removed == 1 else 's'} from "
+                  f"{store.directory}", file=out)
+            return 0
+        info = store.info()
+    kinds = ", ".join(f"{k} {n}" for k, n in sorted(info["kinds"].items())) or "none"
+    print(f"folder:  {info['directory'] or '-'}", file=out)
+    print(f"status:  {info['status']}", file=out)
+    print(f"size:    {_fmt_bytes(info['size'])} of {_fmt_bytes(info['limit'])} "
+          f"(PORTAKERN_CACHE_SIZE)", file=out)
+    print(f"entries: {info['entries']} ({kinds})", file=out)
+    return 0
 
 
 def _fmt_time(seconds: float) -> str:

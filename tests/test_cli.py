@@ -119,14 +119,28 @@ def test_render_binds_type_variables_and_constants(capsys: pytest.CaptureFixture
 
 
 def test_render_file_with_several_kernels(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run_cli("render", "image.pk", "--target", "opencl", capsys=capsys)
+    code, out, _ = run_cli("render", "image", "--target", "opencl", capsys=capsys)
     assert code == 0
     for name in ("rgb_to_gray", "negative", "darken"):
         assert f"kernel {name} for opencl" in out
-    code, out, _ = run_cli("render", "image.pk", "-t", "metal", "--kernel", "darken",
+    code, out, _ = run_cli("render", "image", "-t", "metal", "--kernel", "darken",
                            capsys=capsys)
     assert code == 0
     assert "[[kernel]] void darken(" in out and "void rgb_to_gray" not in out
+
+
+def test_render_missing_file_is_an_error_not_the_shipped_example(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)  # no saxpy.pk here, though an example has that file name
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["render", "saxpy.pk", "--target", "cuda"])
+    out, err = capsys.readouterr()
+    assert exc.value.code != 0 and "__global__" not in out
+    assert "no such file: saxpy.pk" in err and "write its name: saxpy" in err
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["render", "kernels/nope.pk", "-t", "cuda"])
+    assert exc.value.code != 0 and "no such file: kernels/nope.pk" in capsys.readouterr().err
 
 
 def test_render_as_module_and_script(tmp_path: Path) -> None:
