@@ -117,9 +117,10 @@ def _parser() -> argparse.ArgumentParser:
                     "with NumPy, and print a table. Exits with status 1 on any mismatch.")
     p.add_argument("--small", action="store_true",
                    help="small problem sizes (a quick smoke test)")
-    p.add_argument("--only", action="append", metavar="NAME",
-                   help="run only this example (repeatable)")
-    p.add_argument("--repeat", type=int, default=3, metavar="N",
+    # The same spellings as `portakern bench`: --only a,b (also repeatable), --repeats N.
+    p.add_argument("--only", action="append", metavar="NAMES",
+                   help="comma-separated examples to run (repeatable)")
+    p.add_argument("--repeats", "--repeat", dest="repeats", type=int, default=3, metavar="N",
                    help="time the best of N runs (default 3)")
     p.set_defaults(func=cmd_demo)
 
@@ -617,16 +618,24 @@ def cmd_demo(args: argparse.Namespace, out: TextIO | None = None) -> int:
     from .backends.opencl import CPU
     from .examples import EXAMPLES, copy_args, get
 
+    # Progress goes to stderr as it happens (the first run probes the compiler and builds
+    # every kernel, seconds of silence otherwise); the table goes to `out`.
+    def progress(text: str) -> None:
+        sys.stderr.write(f"portakern demo: {text}\n")
+        sys.stderr.flush()
+
+    progress("finding the CPU backend (probes the C++ compiler and OpenMP on first use)")
     status = CPU.available()
     if not status:
         raise BackendUnavailableError(f"the demo runs on the CPU backend: {status.reason}")
     backend = CPU()
-    names = args.only or list(EXAMPLES)
+    names = [n for group in args.only for n in group.split(",") if n] if args.only \
+        else list(EXAMPLES)
     try:
         chosen = [get(n) for n in names]
     except KeyError as exc:
         raise _UsageError(exc.args[0]) from None
-    repeat = max(1, args.repeat)
+    repeat = max(1, args.repeats)
     # start=False: kernels the native path runs never need the OpenCL runtime.
     out.write(f"portakern demo on {backend!r} ({CPU.describe(start=False)})\n")
     header = f"{'kernel':<16} {'shape':<16} {'dtype':<8} {'time':>10} {'NumPy':>10} " \
@@ -635,7 +644,9 @@ def cmd_demo(args: argparse.Namespace, out: TextIO | None = None) -> int:
     rng = np.random.default_rng(2024)
     failures = 0
     start = time.perf_counter()
-    for ex in chosen:
+    for k, ex in enumerate(chosen, 1):
+        progress(f"[{k}/{len(chosen)}] {ex.name}: building (cached after the first run) "
+                 f"and timing")
         size = _SMALL.get(ex.name, 1000) if args.small else None
         base = ex.make_args(size, rng)
         numpy_best = kernel_best = float("inf")

@@ -270,7 +270,10 @@ def test_parse_define_rejects(text: str) -> None:
 
 @needs_cpu
 def test_demo_small(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run_cli("demo", "--small", "--repeat", "1", capsys=capsys)
+    code, out, err = run_cli("demo", "--small", "--repeats", "1", capsys=capsys)
+    # What it is doing goes to stderr as it happens, one line per example.
+    assert "probes the C++ compiler" in err.splitlines()[0]
+    assert sum("building" in line for line in err.splitlines()) == len(EXAMPLES)
     assert code == 0, out
     for name in EXAMPLES:
         assert any(ln.startswith(name + " ") and ln.endswith("OK") for ln in out.splitlines()), \
@@ -303,6 +306,10 @@ def test_demo_reports_a_mismatch(monkeypatch: pytest.MonkeyPatch,
     assert code == 1
     assert any(ln.startswith("saxpy") and ln.endswith("FAIL") for ln in out.splitlines())
     assert "1/2 examples agree" in out
+    # bench's spelling, a comma-separated list, selects the same two.
+    code, out, _ = run_cli("demo", "--small", "--only", "saxpy,negative", "--repeat", "1",
+                           capsys=capsys)
+    assert code == 1 and "1/2 examples agree" in out
 
 
 def test_demo_unknown_example(capsys: pytest.CaptureFixture[str]) -> None:
