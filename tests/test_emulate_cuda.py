@@ -158,3 +158,14 @@ def test_a_broken_cuda_template_fails_on_the_stand_in(cp, clean_registry, tmp_pa
 
 def test_docs_example_runs(run_doc):
     run_doc("emulation.md")
+
+
+def test_a_view_passes_the_address_of_its_first_element(cp):
+    kernel = cp.RawModule(code=RAW).get_function("scale")
+    y = cp.arange(100, dtype=cp.float32)
+    view = y[30:60]
+    assert view.data.ptr == y.data.ptr + 30 * 4
+    kernel((1,), (32,), (view, np.float32(2.0), 30))
+    want = np.arange(100, dtype=np.float32)
+    want[30:60] *= 2
+    np.testing.assert_array_equal(cp.asnumpy(y), want)

@@ -362,7 +362,9 @@ class ndarray:  # noqa: N801 - CuPy's name
     # -- views and copies ----------------------------------------------------------------
     def _derived(self, a: np.ndarray) -> ndarray:
         if np.shares_memory(a, self._a):
-            return ndarray._wrap(a, self.data)
+            # A view starts where its first element is, as CuPy's data.ptr does.
+            offset = a.ctypes.data - self.data.ptr if a.size else 0
+            return ndarray._wrap(a, MemoryPointer(self.data.mem, self.data.offset + offset))
         return _from_host(a)
 
     def __getitem__(self, key: Any) -> ndarray:
