@@ -347,6 +347,7 @@ def parse(smap: SourceMap) -> Module:
             continue
         if t.kind == "at":
             _check_helper_construct(t, smap)
+        _check_reserved(t, smap)
         helpers.append(t)
         i += 1
     if depth != 0:
@@ -364,6 +365,22 @@ def parse(smap: SourceMap) -> Module:
                 Token("at", "@kernel", k.line, k.col))
         first_line[k.name] = k.line
     return Module(helpers, kernels, smap, frozenset(_collect_type_names(helpers)))
+
+
+_PP_NAME_RE = re.compile(r"#\s*(?:define|undef)\s+(pk_\w*)")
+
+
+def _check_reserved(t: Token, smap: SourceMap) -> None:
+    """Names starting with ``pk_`` belong to the generated code (``pk_active``, ``pk_n0``...)."""
+    if t.kind == "id" and t.text.startswith("pk_"):
+        name = t.text
+    elif t.kind == "pp" and (m := _PP_NAME_RE.match(t.text)):
+        name = m.group(1)
+    else:
+        return
+    raise smap.error_at(
+        f"{name!r}: names starting with pk_ are reserved for the code portakern generates "
+        f"(pk_active, pk_n0, ...); rename it", t)
 
 
 def _strip_pp_comments(text: str) -> str:
@@ -431,6 +448,8 @@ def _parse_kernel(tokens: list[Token], i: int, smap: SourceMap) -> tuple[KernelD
         bad = tokens[b] if b < len(tokens) else tokens[pclose]
         raise smap.error_at("expected '{' to open the kernel body", bad)
     bclose = match_bracket(tokens, b, smap)
+    for t in tokens[b + 1:bclose]:
+        _check_reserved(t, smap)
     type_vars = tuple(dict.fromkeys(p.type for p in params if p.type not in KNOWN_TYPES))
     kernel = KernelDef(name.text, params, tokens[b + 1:bclose], unsafe, at.line, type_vars,
                        at.col)

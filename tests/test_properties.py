@@ -189,3 +189,156 @@ def test_barrier_kernel_matches_numpy_on_both_cpu_paths(shape_wg, seed, path):
             os.environ["PORTAKERN_CPU"] = old
     assert (type(launcher._runner).__name__ == "NativeCPU") == (path == "auto")
     np.testing.assert_array_equal(out, _mirror_expected(x, wg))
+
+
+# -- loops around barriers with group-uniform trip counts (issue 11) ---------------------------
+
+#: Tree reductions over each group, the loop state in every form the language allows:
+#: halving `s` in a while loop (updated after the barrier), in a for header, in a for loop
+#: updated in its body, in a do-while (updated before the barrier), and a `width` loop that
+#: works for any group size (its update reads a value declared in the loop body). With or
+#: without @uniform on the loop state: either way it is group-uniform.
+TREE = """\
+@kernel void tree(long* partial, const long* x) {
+    @localmem long buf[256];
+    @uniform const long n = @ndrange();
+    @uniform const long group = @index(Group, Linear);
+    @uniform const long count = min((long)@groupsize(), n - group * (long)@groupsize());
+    const long li = @index(Local, Linear);
+    buf[li] = x[@index(Global, Linear)];
+    @synchronize();
+{% set U = "@uniform " if UNIFORM else "" %}
+{% if LOOP == 0 %}
+    {{ U }}long s = @groupsize() / 2;
+    while (s > 0) {
+        if (li < s && li + s < count) buf[li] += buf[li + s];
+        @synchronize();
+        s >>= 1;
+    }
+{% elif LOOP == 1 %}
+    for (long s = @groupsize() / 2; s > 0; s >>= 1) {
+        if (li < s && li + s < count) buf[li] += buf[li + s];
+        @synchronize();
+    }
+{% elif LOOP == 2 %}
+    for (long s = @groupsize() / 2; s > 0;) {
+        if (li < s && li + s < count) buf[li] += buf[li + s];
+        @synchronize();
+        s = s / 2;
+    }
+{% elif LOOP == 3 %}
+    {{ U }}long s = @groupsize();
+    do {
+        s /= 2;
+        if (li < s && li + s < count) buf[li] += buf[li + s];
+        @synchronize();
+    } while (s > 1);
+{% else %}
+    {{ U }}long width = count;
+    while (width > 1) {
+        const long step = (width + 1) / 2;
+        if (li + step < width) buf[li] += buf[li + step];
+        @synchronize();
+        width = step;
+    }
+{% endif %}
+    if (li == 0) partial[group] = buf[0];
+}
+"""
+
+#: A fixed number of rounds (a kernel argument), the counter in every form: each round
+#: rotates the group's in-range values left by one. (Not named 'rotate': an OpenCL
+#: built-in.)
+RING = """\
+@kernel void ring_shift(long* out, const long* x, int rounds) {
+    @localmem long tile[256];
+    @uniform const long group = @index(Group, Linear);
+    @uniform const long count = min((long)@groupsize(),
+                                    (long)@ndrange() - group * (long)@groupsize());
+    const long li = @index(Local, Linear);
+    tile[li] = x[@index(Global, Linear)];
+{% set U = "@uniform " if UNIFORM else "" %}
+{% if LOOP == 0 %}
+    {{ U }}int k = 0;
+    while (k < rounds) {
+        @synchronize();
+        const long v = tile[(li + 1) % count];
+        @synchronize();
+        tile[li] = v;
+        k++;
+    }
+{% elif LOOP == 1 %}
+    for (int k = rounds; k > 0; --k) {
+        @synchronize();
+        const long v = tile[(li + 1) % count];
+        @synchronize();
+        tile[li] = v;
+    }
+{% else %}
+    {{ U }}int done = 0;
+    do {  // at least once: a round with nothing left to do keeps the values
+        @synchronize();
+        const long v = done < rounds ? tile[(li + 1) % count] : tile[li];
+        @synchronize();
+        tile[li] = v;
+        done += 1;
+    } while (done < rounds);
+{% endif %}
+    @synchronize();
+    out[@index(Global, Linear)] = tile[li];
+}
+"""
+
+#: The loop forms, as the integer constants the templates branch on.
+LOOP_FORMS = {"while": 0, "for": 1, "for_body": 2, "do": 3, "width": 4}
+
+UNIFORM_LOOPS = st.one_of(
+    st.tuples(st.just("tree"), st.sampled_from(["while", "for", "for_body", "do", "width"]),
+              st.booleans()),
+    st.tuples(st.just("ring"), st.sampled_from(["while", "for", "do"]), st.booleans()),
+)
+
+
+@SETTINGS
+@given(UNIFORM_LOOPS, st.integers(1, 600), st.integers(0, 8), st.integers(0, 6),
+       st.integers(0, 2**31 - 1), st.sampled_from(["auto", "opencl"]))
+def test_loops_with_group_uniform_trip_counts_match_numpy_on_both_cpu_paths(
+        kind, n, log_wg, rounds, seed, path):
+    # Partial last groups included: the loop state is updated by every work-item (on the
+    # native path: once per group), or PoCL hangs and the native path miscounts.
+    import faulthandler
+    import os
+
+    name, loop, uniform = kind
+    if loop == "width":
+        wg = int(np.random.default_rng(seed).integers(1, 257))  # any size
+    else:
+        wg = 2 ** log_wg  # the halving trees need a power of two
+    x = np.random.default_rng(seed).integers(-1000, 1000, n).astype(np.int64)
+    starts = np.arange(0, n, wg)
+    kernel = pk.kernel(TREE if name == "tree" else RING, LOOP=LOOP_FORMS[loop],
+                       UNIFORM=uniform)
+    if name == "tree":
+        out = np.zeros(len(starts), np.int64)
+        args: tuple = (out, x)
+        expected = np.add.reduceat(x, starts)
+    else:
+        out = np.zeros(n, np.int64)
+        args = (out, x, np.int32(rounds))
+        expected = np.concatenate([np.roll(x[g:g + wg], -rounds) for g in starts])
+    old = os.environ.get("PORTAKERN_CPU")
+    os.environ["PORTAKERN_CPU"] = path
+    # A loop around a barrier that never ends spins in native code: end the process
+    # (with every thread's stack) instead of hanging the test run.
+    faulthandler.dump_traceback_later(120, exit=True)
+    try:
+        launcher = kernel(pk.CPU(), wg)
+        launcher(*args, ndrange=n)
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+        if old is None:
+            del os.environ["PORTAKERN_CPU"]
+        else:
+            os.environ["PORTAKERN_CPU"] = old
+    assert (type(launcher._runner).__name__ == "NativeCPU") == (path == "auto")
+    np.testing.assert_array_equal(out, expected)

@@ -1,0 +1,635 @@
+"""Convergence: which values around a barrier are group-uniform (DESIGN §1).
+
+Every work-item of a group must reach each ``@synchronize()``, also the ones
+outside the ndrange (the bounds mask skips their other statements). So control
+flow that encloses a barrier is *group-uniform*: a loop around ``@synchronize()``
+runs the same number of times for every work-item of the group, which means its
+condition, its counter, and every statement that updates them are computed by
+every work-item, in the ndrange or not, from values that are the same across
+the group. This module finds those values and statements:
+
+- the *control* variables: those a loop around a barrier reads or writes in its
+  header (``for (...)``, ``while (...)``, ``do ... while (...)``), those declared
+  ``@uniform``, and, transitively, everything a statement that changes a control
+  variable reads or writes;
+- the *per-item* variables: those set, directly or through other variables, from
+  ``@index(Global|Local, ...)`` or an atomic's result, or changed by a statement
+  that reads a per-item variable (which covers ``if (lid == 0) s = 0;``);
+- the *group-uniform statements*: those that change a control variable, those that
+  leave a loop around a barrier (``if (s == 3) break;``: every work-item leaves together),
+  and the ``@uniform`` declarations. The lowering runs them unmasked (GPU targets: every
+  work-item; the lockstep C path: once per group, outside the work-item loops).
+
+A control variable that is per-item is a :class:`~portakern.errors.KernelSyntaxError`
+at the line, never a hang or a silently wrong result. So is ``@uniform`` on
+anything but a declaration, and a group-uniform statement that also writes memory
+(it would write outside the ndrange).
+
+Variables are resolved by scope (a ``for`` header or a ``{}`` block opens one),
+so a name reused for another variable elsewhere is another variable. Arrays
+(parameters, ``@localmem``) are memory, not variables: reading ``x[0]`` is
+group-uniform, reading ``x[i]`` is as uniform as ``i``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .language import SourceMap, Token
+from .parts import (
+    Call,
+    Gen,
+    UniformMark,
+    assigned_target,
+    code,
+    declarators,
+    declared_name,
+    index_of,
+    is_barrier,
+    is_tok,
+    is_unary,
+    match_items,
+    operand_target,
+    split_statements,
+    split_top,
+)
+
+__all__ = ["analyse"]
+
+#: Primitive calls whose value differs between the work-items of a group.
+_PER_ITEM = {"global_id": "@index(Global, ...)", "local_id": "@index(Local, ...)"}
+#: Followed by '=', these make a compound assignment (the tokenizer splits '+=').
+_COMPOUND = frozenset("+-*/%&|^")
+_JUMPS = frozenset({"return", "break", "continue", "goto"})
+
+_REWRITE = (
+    "Control flow around a barrier must be group-uniform: every work-item of the group, "
+    "in the ndrange or not, runs a loop that contains @synchronize() the same number of "
+    "times, so its condition, its counter and the statements that update them may only "
+    "use kernel arguments, constants, @ndrange, @groupsize, @index(Group, ...) and "
+    "@uniform values. The usual rewrite is a group-uniform trip count with a masked "
+    "body: 'for (long base = 0; base < n; base += step) { const long row = base + "
+    "offset; if (row < n) { ... } @synchronize(); }'")
+
+
+@dataclass(eq=False)
+class _Binding:
+    """One declared variable."""
+
+    name: str
+    at: Token
+    pointer: bool = False
+
+
+@dataclass(eq=False)
+class _Write:
+    """A place that sets a variable, and what the value depends on."""
+
+    binding: _Binding
+    at: Token
+    reads: list  # [(token, binding)]
+    source: object  # a per-item construct (Call or Gen), or None
+    declaration: bool
+
+
+@dataclass(eq=False)
+class _Unit:
+    """A statement the lowering places on its own (masked, or group-uniform)."""
+
+    first: object  # its first code part: the lowering looks the statement up by it
+    mark: UniformMark | None
+    reads: list = field(default_factory=list)
+    writes: list = field(default_factory=list)
+    source: object = None
+    store: Token | None = None
+    declared: list = field(default_factory=list)  # [(binding, its own reads, source)]
+    jump: Token | None = None  # a jump out of (or on in) the loop around it
+    loop: _Loop | None = None  # the innermost loop around @synchronize() it is in
+
+
+@dataclass(eq=False)
+class _Loop:
+    """A loop around @synchronize(): what its header reads and writes."""
+
+    keyword: Token
+    refs: list  # [(token, binding)]
+    source: object
+    barrier: int = 0  # the line of the first @synchronize() in it
+
+    def describe(self) -> str:
+        return (f"the loop on line {self.keyword.line} (it contains @synchronize() on line "
+                f"{self.barrier})")
+
+
+class _Acc:
+    """What a piece of code reads, writes, and whether it uses a per-item construct."""
+
+    def __init__(self) -> None:
+        self.reads: list = []
+        self.writes: list = []
+        self.source: object = None
+        self.store: Token | None = None
+        #: A 'break', 'continue', 'return' or 'goto' that leaves the loop around it.
+        self.jump: Token | None = None
+        self.loops = 0  # loops (and switches) entered inside the statement
+        self.switches = 0
+
+    def merge(self, other: _Acc) -> None:
+        self.reads += other.reads
+        self.writes += other.writes
+        self.source = self.source or other.source
+        self.store = self.store or other.store
+
+
+def analyse(items: list, smap: SourceMap,
+            is_declaration: Callable[[list], bool]) -> frozenset[int]:
+    """The group-uniform statements of a lowered kernel body, by ``id`` of their first part.
+
+    Raises :class:`~portakern.errors.KernelSyntaxError` where control flow around a
+    barrier, or a ``@uniform`` value, is not group-uniform (see the module docstring).
+    """
+    an = _Analysis(smap, is_declaration)
+    an.block(items)
+    return an.solve()
+
+
+class _Analysis:
+    def __init__(self, smap: SourceMap, is_declaration: Callable[[list], bool]) -> None:
+        self.smap = smap
+        self.is_declaration = is_declaration
+        self.scopes: list[dict[str, _Binding]] = [{}]
+        self.units: list[_Unit] = []
+        self.loops: list[_Loop] = []
+        self.writes: dict[_Binding, list[_Write]] = {}
+        self.enclosing: list[_Loop] = []  # the loops around @synchronize() being read
+
+    # -- the statements the lowering places ------------------------------------------
+    def block(self, items: list) -> None:
+        self.scopes.append({})
+        try:
+            for stmt in split_statements(items):
+                sig = code(stmt)
+                if not sig or is_barrier(sig[0]):
+                    continue
+                if any(is_barrier(it) for it in sig):
+                    self.compound(stmt, sig)
+                else:
+                    self.unit(sig)
+        finally:
+            self.scopes.pop()
+
+    def compound(self, stmt: list, sig: list) -> None:
+        """A statement around a barrier: a loop or a block (the lowering refuses others)."""
+        first = sig[0]
+        if not isinstance(first, Token):
+            return
+        try:
+            start = next(n for n, it in enumerate(stmt) if it is first)
+            if first.kind == "id" and first.text in ("for", "while"):
+                popen = index_of(stmt, start, "(")
+                pclose = match_items(stmt, popen)
+                self.scopes.append({})
+                try:
+                    acc = _Acc()
+                    header = code(stmt[popen + 1:pclose])
+                    if first.text == "for":
+                        pieces = split_top(header, ";")
+                        self.init(pieces[0], acc)
+                        for piece in pieces[1:]:
+                            self.expr(piece, acc)
+                    else:
+                        self.expr(header, acc)
+                    loop = self.loop(first, acc, stmt)
+                    rest = stmt[pclose + 1:]
+                    rsig = code(rest)
+                    if rsig and is_tok(rsig[0], "{"):
+                        bopen = next(n for n, it in enumerate(rest) if it is rsig[0])
+                        self.body(loop, rest[bopen + 1:match_items(rest, bopen)])
+                    else:
+                        self.body(loop, rest)
+                finally:
+                    self.scopes.pop()
+            elif first.kind == "id" and first.text == "do":
+                bopen = index_of(stmt, start, "{")
+                bclose = match_items(stmt, bopen)
+                tail = code(stmt[bclose + 1:])
+                keyword = tail[0] if tail and is_tok(tail[0], "while") else first
+                loop = self.loop(keyword, _Acc(), stmt)
+                self.body(loop, stmt[bopen + 1:bclose])
+                if tail and is_tok(tail[0], "while") and len(tail) > 1 and is_tok(tail[1], "("):
+                    acc = _Acc()
+                    self.expr(tail[2:match_items(tail, 1)], acc)
+                    self.header(loop, acc)
+            elif is_tok(first, "{"):
+                self.block(stmt[start + 1:match_items(stmt, start)])
+        except (ValueError, StopIteration, IndexError):
+            return  # malformed: the lowering says so
+
+    def loop(self, keyword: Token, acc: _Acc, stmt: list) -> _Loop:
+        barrier = next(it for it in stmt if is_barrier(it))
+        loop = _Loop(keyword, [], None, barrier.line)
+        self.loops.append(loop)
+        self.header(loop, acc)
+        return loop
+
+    def header(self, loop: _Loop, acc: _Acc) -> None:
+        """What a loop's header reads and writes (a do-while's: after its body)."""
+        loop.refs += acc.reads + acc.writes
+        loop.source = loop.source or acc.source
+        for tok, b in acc.writes:
+            self.writes.setdefault(b, []).append(
+                _Write(b, tok, acc.reads, acc.source, False))
+
+    def body(self, loop: _Loop, items: list) -> None:
+        self.enclosing.append(loop)
+        try:
+            self.block(items)
+        finally:
+            self.enclosing.pop()
+
+    def unit(self, sig: list) -> None:
+        mark = sig[0] if isinstance(sig[0], UniformMark) else None
+        body = sig[1:] if mark else sig
+        unit = _Unit(sig[0], mark)
+        acc = _Acc()
+        if mark is not None:
+            self.check_mark(mark, body)
+        if self.declares(body):
+            for b, dacc in self.declaration(body[:-1], acc):
+                unit.declared.append((b, dacc.reads, dacc.source))
+                self.writes.setdefault(b, []).append(
+                    _Write(b, b.at, dacc.reads, dacc.source, True))
+        else:
+            self.statement(body, acc)
+        unit.reads, unit.writes, unit.source, unit.store = (
+            acc.reads, acc.writes, acc.source, acc.store)
+        unit.loop = self.enclosing[-1] if self.enclosing else None
+        unit.jump = acc.jump if unit.loop is not None else None
+        declared = {b for b, _, _ in unit.declared}
+        for tok, b in acc.writes:
+            if b not in declared:
+                self.writes.setdefault(b, []).append(
+                    _Write(b, tok, acc.reads, acc.source, False))
+        self.units.append(unit)
+
+    def declares(self, sig: list) -> bool:
+        return bool(sig) and is_tok(sig[-1], ";") and self.is_declaration(sig)
+
+    def check_mark(self, mark: UniformMark, body: list) -> None:
+        if not self.declares(body):
+            raise self.smap.error_at(
+                "@uniform marks the declaration of a value that is the same for every "
+                "work-item of the group ('@uniform const long n = @ndrange();'); it cannot "
+                "mark a store or any other statement (it would run outside the bounds "
+                "mask, for work-items past the end of the ndrange)", mark.at)
+
+    # -- reads and writes inside a statement -------------------------------------------
+    def statement(self, sig: list, acc: _Acc) -> None:
+        for stmt in split_statements(sig):
+            self.one(stmt, acc)
+
+    def one(self, sig: list, acc: _Acc) -> None:
+        if not sig:
+            return
+        first = sig[0]
+        if isinstance(first, UniformMark):
+            self.check_mark(first, sig[1:])
+            sig = sig[1:]
+            first = sig[0]  # check_mark saw a declaration: not empty
+        if not isinstance(first, Token):
+            self.expr(sig, acc)
+            return
+        try:
+            if is_tok(first, "{"):
+                close = match_items(sig, 0)
+                self.scopes.append({})
+                try:
+                    self.statement(sig[1:close], acc)
+                finally:
+                    self.scopes.pop()
+                self.statement(sig[close + 1:], acc)  # '} else ...', '} while (c);'
+                return
+            word = first.text if first.kind == "id" else None
+            if word == "else":
+                self.statement(sig[1:], acc)
+                return
+            if word == "do":
+                acc.loops += 1
+                try:
+                    self.statement(sig[1:], acc)
+                finally:
+                    acc.loops -= 1
+                return
+            if word in ("if", "while", "switch", "for") and len(sig) > 1 \
+                    and is_tok(sig[1], "("):
+                close = match_items(sig, 1)
+                nested = {"for": "loops", "while": "loops", "switch": "switches"}.get(word)
+                if nested:
+                    setattr(acc, nested, getattr(acc, nested) + 1)
+                try:
+                    if word == "for":
+                        self.scopes.append({})
+                        try:
+                            pieces = split_top(sig[2:close], ";")
+                            self.init(pieces[0], acc)
+                            for piece in pieces[1:]:
+                                self.expr(piece, acc)
+                            self.statement(sig[close + 1:], acc)
+                        finally:
+                            self.scopes.pop()
+                    else:
+                        self.expr(sig[2:close], acc)
+                        self.statement(sig[close + 1:], acc)
+                finally:
+                    if nested:
+                        setattr(acc, nested, getattr(acc, nested) - 1)
+                return
+            if word in ("case", "default"):
+                colon = next((n for n, it in enumerate(sig) if is_tok(it, ":")), len(sig))
+                self.expr(sig[1:colon], acc)
+                self.statement(sig[colon + 1:], acc)
+                return
+            if word in _JUMPS:
+                leaves = word in ("return", "goto") or (
+                    word == "break" and not acc.loops and not acc.switches) or (
+                    word == "continue" and not acc.loops)
+                if leaves and acc.jump is None:
+                    acc.jump = first
+                self.expr(sig[1:], acc)
+                return
+        except ValueError:
+            pass  # unbalanced: parse() has refused that already; read what is there
+        if self.declares(sig):
+            self.declaration(sig[:-1], acc)
+        else:
+            self.expr(sig, acc)
+
+    def init(self, sig: list, acc: _Acc) -> None:
+        """A ``for`` header's first part: a declaration or an expression."""
+        if sig and self.is_declaration(sig):
+            self.declaration(sig, acc)
+        else:
+            self.expr(sig, acc)
+
+    def declaration(self, sig: list, acc: _Acc) -> list[tuple[_Binding, _Acc]]:
+        """Declare each declarator of ``T a = x, *p, b[4];`` (no ';'), after its initializer."""
+        out = []
+        for chunk in declarators(sig):
+            eq = next((n for n, it in enumerate(chunk)
+                       if is_tok(it, "=") or (isinstance(it, Gen) and it.text == " = ")),
+                      len(chunk))
+            target = chunk[:eq]
+            name_at = declared_name(target)
+            dacc = _Acc()
+            self.expr(target[name_at + 1:] if name_at is not None else target, dacc)
+            self.expr(chunk[eq + 1:], dacc)
+            acc.merge(dacc)
+            if name_at is None:
+                continue
+            tok = target[name_at]
+            b = _Binding(tok.text, tok, any(is_tok(it, "*") for it in target[:name_at]))
+            self.scopes[-1][tok.text] = b
+            acc.writes.append((tok, b))
+            out.append((b, dacc))
+        return out
+
+    def lookup(self, name: str) -> _Binding | None:
+        for scope in reversed(self.scopes):
+            b = scope.get(name)
+            if b is not None:
+                return b
+        return None
+
+    def expr(self, sig: list, acc: _Acc) -> None:
+        n = len(sig)
+        for k, it in enumerate(sig):
+            if isinstance(it, UniformMark):
+                self.check_mark(it, [])
+            if isinstance(it, Call):
+                if it.macro in _PER_ITEM and acc.source is None:
+                    acc.source = it
+                continue
+            if isinstance(it, Gen):
+                if it.at is not None and acc.source is None:
+                    acc.source = it
+                continue
+            if not isinstance(it, Token):
+                continue
+            if it.kind == "id":
+                if k and is_tok(sig[k - 1], ".", "->"):
+                    continue  # a member's name
+                if k + 1 < n and is_tok(sig[k + 1], "("):
+                    continue  # a function or macro called
+                b = self.lookup(it.text)
+                if b is not None:
+                    acc.reads.append((it, b))
+            elif it.kind == "punct":
+                if it.text in ("=", "<<=", ">>="):
+                    j = k - 1
+                    if it.text == "=" and j >= 0 and isinstance(sig[j], Token) \
+                            and sig[j].kind == "punct" and sig[j].text in _COMPOUND:
+                        j -= 1
+                    self.assigned(*assigned_target(sig, j), acc)
+                elif it.text in ("++", "--"):
+                    prev = sig[k - 1] if k else None
+                    if isinstance(prev, Token) and (prev.kind == "id" or prev.text in ")]"):
+                        self.assigned(*assigned_target(sig, k - 1), acc)
+                    else:
+                        self.assigned(*operand_target(sig, k + 1), acc)
+                elif it.text == "&" and is_unary(sig, k):
+                    # The address of a variable: whatever it is passed to may change it.
+                    self.assigned(*operand_target(sig, k + 1), acc)
+
+    def assigned(self, base: Token | None, subscripted: bool, through: bool,
+                 acc: _Acc) -> None:
+        """Record the target of an assignment: a variable, or memory (a store)."""
+        b = self.lookup(base.text) if base is not None else None
+        if through or (subscripted and (b is None or b.pointer)) or base is None:
+            acc.store = acc.store or base
+            return
+        if b is not None:
+            acc.writes.append((base, b))
+            acc.reads.append((base, b))
+
+    # -- the verdict -------------------------------------------------------------------
+    def solve(self) -> frozenset[int]:
+        per_item = self.per_item()
+        # Control variables, each with why: a loop, or (the unit, the control variable
+        # it changes).
+        why: dict[_Binding, object] = {}
+        for loop in self.loops:
+            for _, b in loop.refs:
+                why.setdefault(b, loop)
+        uniform: list[_Unit] = []
+        for unit in self.units:
+            if unit.mark is not None:
+                for b, _, _ in unit.declared:
+                    why.setdefault(b, unit)
+        changed = True
+        while changed:
+            changed = False
+            for unit in self.units:
+                if unit in uniform:
+                    continue
+                hit = next((b for _, b in unit.writes if b in why), None)
+                if unit.mark is None and unit.jump is None and hit is None:
+                    continue
+                uniform.append(unit)
+                changed = True
+                for _, b in unit.reads + unit.writes:
+                    why.setdefault(b, (unit, hit))
+        for loop in self.loops:
+            self.check_loop(loop, per_item)
+        for unit in uniform:  # in the order found: a control variable's setters first
+            self.check_unit(unit, per_item, why)
+        return frozenset(id(u.first) for u in uniform)
+
+    def per_item(self) -> dict[_Binding, tuple[_Write, object]]:
+        """Variables with a value per work-item, each with the write that makes it so."""
+        reason: dict[_Binding, tuple[_Write, object]] = {}
+        changed = True
+        while changed:
+            changed = False
+            for b, writes in self.writes.items():
+                if b in reason:
+                    continue
+                for w in writes:
+                    if w.source is not None:
+                        reason[b] = (w, w.source)
+                    else:
+                        hit = next(((t, r) for t, r in w.reads if r in reason), None)
+                        if hit is None:
+                            continue
+                        reason[b] = (w, hit)
+                    changed = True
+                    break
+        return reason
+
+    def check_loop(self, loop: _Loop, per_item: dict) -> None:
+        if loop.source is not None:
+            raise self.smap.error_at(
+                f"{loop.describe()} reads {_construct(loop.source)}, which has a value per "
+                f"work-item. {_REWRITE}", _position(loop.source))
+        bad = [(t, b) for t, b in loop.refs if b in per_item]
+        if not bad:
+            return
+        own = {id(b) for t, b in loop.refs if t is b.at}
+        tok, b = next(((t, b) for t, b in bad if id(b) not in own), bad[0])
+        raise self.smap.error_at(
+            f"{loop.describe()} depends on '{b.name}', which has a value per work-item "
+            f"({_chain(b, per_item)}). {_REWRITE}", tok)
+
+    def check_unit(self, unit: _Unit, per_item: dict, why: dict) -> None:
+        if unit.mark is not None:
+            for b, reads, source in unit.declared:
+                hit = source or next(((t, r) for t, r in reads if r in per_item), None)
+                if hit is not None:
+                    raise self.smap.error_at(
+                        f"@uniform '{b.name}' must have the same value for every work-item "
+                        f"of the group, but it {_cause(hit, per_item)}; drop @uniform, or "
+                        f"compute it from group-uniform values (kernel arguments, constants, "
+                        f"@ndrange, @groupsize, @index(Group, ...))",
+                        _position(hit if not isinstance(hit, tuple) else hit[0]))
+            return
+        if unit.jump is not None:
+            what = (f"'{unit.jump.text}' on line {unit.jump.line} leaves "
+                    f"{unit.loop.describe()}, and every work-item of the group must leave it "
+                    f"together")
+            self.check_uniform(unit, what, "; its condition may only read group-uniform values",
+                               True, per_item)
+            return
+        control, last, end = self.root(unit, why)
+        via = "" if last is control else f"goes into '{last.name}', which "
+        if isinstance(end, _Loop):
+            what = f"'{control.name}' {via}decides how often {end.describe()} runs"
+        elif isinstance(end, _Unit):  # the condition of a 'break'
+            what = (f"'{control.name}' {via}decides whether '{end.jump.text}' on line "
+                    f"{end.jump.line} leaves {end.loop.describe()}")
+        else:
+            what = f"'{control.name}' {via}is a @uniform value"
+        several = len(unit.declared) > 1
+        hint = (f"; declare '{control.name}' in a declaration of its own" if several else
+                "; compute it from group-uniform values only")
+        what += ", so every work-item of the group, in the ndrange or not, runs this " \
+                "statement, which sets it"
+        self.check_uniform(unit, what, hint, end is not None, per_item)
+
+    def check_uniform(self, unit: _Unit, what: str, hint: str, rule: bool,
+                      per_item: dict) -> None:
+        """A group-uniform statement reads no per-item value and writes no memory."""
+        written = {id(b) for _, b in unit.writes}
+        bad = [(t, r) for t, r in unit.reads if r in per_item]
+        hit = unit.source or next((h for h in bad if id(h[1]) not in written),
+                                  bad[0] if bad else None)
+        if hit is not None:
+            raise self.smap.error_at(
+                f"{what}; but the statement {_cause(hit, per_item)}{hint}."
+                f"{' ' + _REWRITE if rule else ''}",
+                _position(hit if not isinstance(hit, tuple) else hit[0]))
+        if unit.store is not None:
+            raise self.smap.error_at(
+                f"{what}; it cannot also write memory ('{unit.store.text}'), which it would "
+                f"do for work-items past the end of the ndrange: move the store to a "
+                f"statement of its own", unit.store)
+
+    def root(self, unit: _Unit, why: dict) -> tuple[_Binding, _Binding, object]:
+        """The control variable ``unit`` sets, the one it feeds that decides the control
+        flow, and what it decides: a loop, a unit with a 'break', or None (@uniform)."""
+        b = next(b for _, b in unit.writes if b in why)
+        first = b
+        seen: set[int] = set()
+        while True:
+            reason = why[b]
+            if isinstance(reason, _Loop):
+                return first, b, reason
+            seen.add(id(b))
+            nxt = reason[1] if isinstance(reason, tuple) else None
+            if nxt is None or id(nxt) in seen:
+                ender = reason[0] if isinstance(reason, tuple) else reason
+                return first, b, ender if getattr(ender, "jump", None) else None
+            b = nxt
+
+
+def _construct(source: object) -> str:
+    if isinstance(source, Call):
+        return _PER_ITEM.get(source.macro, source.macro)
+    if isinstance(source, Gen) and source.at is not None:
+        return f"{source.at.text} (its result differs between work-items)"
+    return "a per-item value"
+
+
+def _position(it: object) -> Token:
+    if isinstance(it, Token):
+        return it
+    if isinstance(it, Gen) and it.at is not None:
+        return it.at
+    if isinstance(it, Call):
+        return Token("at", "@index", it.line or 1, it.col or 1)
+    return Token("at", "@synchronize", 1, 1)
+
+
+def _cause(hit: object, per_item: dict) -> str:
+    if isinstance(hit, tuple):
+        _, b = hit
+        return f"reads '{b.name}', which has a value per work-item ({_chain(b, per_item)})"
+    return f"reads {_construct(hit)}, which has a value per work-item"
+
+
+def _chain(b: _Binding, per_item: dict) -> str:
+    """``'row' is set on line 7 from 'tid', which is set on line 5 from @index(...)``."""
+    parts: list[str] = []
+    seen: set[int] = set()
+    while b is not None and id(b) not in seen and len(parts) < 4:
+        seen.add(id(b))
+        write, cause = per_item[b]
+        subject = f"'{b.name}' is" if not parts else "which is"
+        how = (f"set on line {write.at.line} from" if write.declaration else
+               f"changed on line {write.at.line} by a statement that reads")
+        if isinstance(cause, tuple):
+            b = cause[1]
+            parts.append(f"{subject} {how} '{b.name}'")
+        else:
+            parts.append(f"{subject} {how} {_construct(cause)}")
+            b = None
+    return ", ".join(parts)
