@@ -27,7 +27,7 @@ may
     :meth:`~Backend.for_array`, :meth:`~Backend.default_workgroupsize`,
     :attr:`~Backend.templates`, :attr:`~Backend.preferred_group_size`,
     :attr:`~Backend.synchronous`, :attr:`~Backend.unmask_exact`,
-    :attr:`~Backend.renders_variants`.
+    :attr:`~Backend.renders_variants`, :meth:`~Backend.pickle_recipe`.
 
 An intermediate base class that is not meant to be used on its own opts out of
 the check with ``class MyBase(Backend, abstract=True)``.
@@ -56,7 +56,8 @@ SHOULD = ("zeros", "max_workgroup_size", "max_workitem_sizes", "supports", "cach
           "__eq__", "__hash__")
 #: Members a backend may override.
 MAY = ("for_array", "executor", "describe", "default_workgroupsize", "templates",
-       "preferred_group_size", "synchronous", "unmask_exact", "renders_variants")
+       "preferred_group_size", "synchronous", "unmask_exact", "renders_variants",
+       "pickle_recipe")
 #: Feature names :meth:`Backend.supports` is asked about.
 FEATURES = ("float64", "float16", "int64_atomics")
 
@@ -349,6 +350,32 @@ class Backend:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
+
+    # -- pickling (by recipe) ---------------------------------------------------------
+    def pickle_recipe(self) -> tuple[tuple, dict] | None:
+        """**May.** The constructor arguments ``(args, kwargs)`` that rebuild this backend.
+
+        A backend pickles as its class and this recipe, and is rebuilt (one object
+        per recipe and process) where it arrives: ``CPU()`` as ``()``,
+        ``CUDA(device)`` by its ordinal. ``None`` (the default for a plugin
+        backend) pickles the object's state the ordinary way. Raise ``TypeError``
+        naming the fix when the backend cannot travel (``OpenCL(queue)``).
+        """
+        return None
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        recipe = self.pickle_recipe()
+        if recipe is None:
+            return object.__reduce_ex__(self, protocol)
+        from .._recipes import rebuild_backend
+
+        args, kwargs = recipe
+        return rebuild_backend, (type(self), tuple(args), tuple(sorted(kwargs.items())))
+
+    def __dask_tokenize__(self) -> str:
+        from .._recipes import backend_token
+
+        return backend_token(self)
 
 
 def pow2_groups(ndrange: tuple[int, ...], budget: int,
