@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import jinja2.sandbox
 import numpy as np
 
 from .errors import KernelSyntaxError, KernelTypeError
@@ -112,7 +113,14 @@ def _finalize(value: object) -> object:
     return value
 
 
-_USER_ENV = jinja2.Environment(
+# The user's source renders in Jinja's sandbox: a tool that renders kernels it did
+# not write (a server, a notebook extension) must not run code by doing so
+# ({{ cycler.__init__.__globals__.os.system(...) }}). The sandbox costs only when a
+# kernel variant is first rendered; rendered sources are cached (memory and disk).
+# The dialect templates in templates/ (and a plugin's, from add_template_dir) are
+# code of portakern or of an installed package, trusted like its Python modules,
+# and keep the plain environment.
+_USER_ENV = jinja2.sandbox.SandboxedEnvironment(
     undefined=jinja2.StrictUndefined,
     keep_trailing_newline=True,
     autoescape=False,
@@ -120,41 +128,68 @@ _USER_ENV = jinja2.Environment(
 )
 
 
+#: The range an integer constant may have: int64 or uint64 (C has no wider literal).
+_CONST_MIN, _CONST_MAX = -(2**63), 2**64 - 1
+
+
 def check_constants(constants: dict[str, object]) -> dict[str, object]:
     """Validate Jinja constants: ints, floats, bools and type names only.
 
-    A constant can never inject source text: strings are accepted only when
-    they name a type, and dtypes are turned into type names.
+    A constant can never inject source text: values are coerced to exact ``int``,
+    ``float``, ``bool`` or ``str`` (a subclass's overridden methods never run in
+    the template), strings are accepted only when they name a type, dtypes are
+    turned into type names, and integers must fit int64 or uint64.
     """
     out: dict[str, object] = {}
     for name, value in constants.items():
+        name = str.__str__(name)
         if not name.isidentifier() or name == "target":
             raise KernelTypeError(
                 f"constant name {name!r} is not allowed: use a Python identifier other than "
                 f"'target' (portakern sets target itself)")
         if isinstance(value, (bool, np.bool_)):
-            out[name] = bool(value)
-        elif isinstance(value, (int, np.integer)):
-            out[name] = int(value)
-        elif isinstance(value, (float, np.floating)):
-            if not math.isfinite(float(value)):
-                raise KernelTypeError(
-                    f"constant {name}={value!r} must be finite; define inf or nan in the "
-                    f"kernel source (INFINITY, NAN) instead")
-            out[name] = float(value)
-        elif isinstance(value, str) and value not in KNOWN_TYPES:
-            known = ", ".join(sorted(KNOWN_TYPES))
+            out[name] = value is True or value is np.True_
+        elif isinstance(value, (np.timedelta64, np.datetime64)):
             raise KernelTypeError(
-                f"constant {name}={value!r} is a string that is not a type name; constants "
-                f"are ints, floats, bools or type names ({known}), so they can never inject "
-                f"source text")
-        elif isinstance(value, (str, np.dtype, type)):
-            out[name] = as_type_name(value, what=f"constant {name}")
+                f"constant {name} is a NumPy {type(value).__name__}; constants are ints, "
+                f"floats, bools or type names")
+        elif isinstance(value, (int, np.integer)):
+            v = int.__int__(int(value))
+            if not _CONST_MIN <= v <= _CONST_MAX:
+                raise KernelTypeError(
+                    f"constant {name}={_short(v)} is out of range: integer constants must "
+                    f"fit int64 or uint64 [{_CONST_MIN}, {_CONST_MAX}]")
+            out[name] = v
+        elif isinstance(value, (float, np.floating)):
+            f = float.__float__(float(value))
+            if not math.isfinite(f):
+                raise KernelTypeError(
+                    f"constant {name}={f!r} must be finite; define inf or nan in the "
+                    f"kernel source (INFINITY, NAN) instead")
+            out[name] = f
+        elif isinstance(value, str):
+            text = str.__str__(value)  # an exact str: a subclass's __eq__ is not asked
+            if text not in KNOWN_TYPES:
+                known = ", ".join(sorted(KNOWN_TYPES))
+                raise KernelTypeError(
+                    f"constant {name}={text!r} is a string that is not a type name; constants "
+                    f"are ints, floats, bools or type names ({known}), so they can never "
+                    f"inject source text")
+            out[name] = text
+        elif isinstance(value, (np.dtype, type)):
+            out[name] = str.__str__(as_type_name(value, what=f"constant {name}"))
         else:
             raise KernelTypeError(
                 f"constant {name}={value!r} has type {type(value).__name__}; constants are "
                 f"ints, floats, bools or type names")
     return out
+
+
+def _short(v: int) -> str:
+    """An integer for a message: 10**400 is not printed in full."""
+    if v.bit_length() <= 128:
+        return str(v)
+    return f"<an integer of {v.bit_length()} bits>"
 
 
 def _add_markers(source: str) -> str:
@@ -212,6 +247,7 @@ class KernelTemplate:
         self.source = source
         self.filename = filename
         self._lines = source.split("\n")
+        _check_encodable(source, filename, self._lines)
         try:
             self._template = _USER_ENV.from_string(_add_markers(source))
         except jinja2.TemplateSyntaxError as exc:
@@ -231,6 +267,12 @@ class KernelTemplate:
         """Render for a target; return the text and its map back to user lines."""
         try:
             text = self._template.render(target=target, **constants)
+        except jinja2.sandbox.SecurityError as exc:
+            lineno = _template_line(exc.__traceback__)
+            raise KernelSyntaxError(
+                f"template error: refused by Jinja's sandbox ({exc}); kernel templates may "
+                f"use constants, loops and filters, not Python internals",
+                self.filename, lineno, 1, self._line(lineno)) from None
         except jinja2.UndefinedError as exc:
             lineno = _template_line(exc.__traceback__)
             name = _undefined_name(str(exc))
@@ -251,6 +293,21 @@ class KernelTemplate:
                                     self.filename, lineno, 1, self._line(lineno)) from None
         clean, line_of = _strip_markers(text)
         return SourceMap(self.filename, clean, line_of)
+
+
+def _check_encodable(source: str, filename: str, lines: list[str]) -> None:
+    """Refuse text that cannot be written as UTF-8 (a lone surrogate), where it is."""
+    try:
+        source.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        lineno = source.count("\n", 0, exc.start) + 1
+        col = exc.start - (source.rfind("\n", 0, exc.start) + 1) + 1
+        text = lines[lineno - 1].encode("utf-8", "replace").decode()
+        raise KernelSyntaxError(
+            f"the kernel source holds {source[exc.start]!r} (U+{ord(source[exc.start]):04X}), "
+            f"a lone surrogate that is not a character and cannot be written as UTF-8; "
+            f"remove it (was the file decoded with errors='surrogateescape'?)",
+            filename, lineno, col, text) from None
 
 
 def _template_line(tb: object) -> int:
@@ -308,6 +365,27 @@ class RenderedKernel:
                               **{**dict(self.extra), **extra})
 
 
+def quote_filename(filename: str) -> str:
+    """``filename`` as the string literal of a ``#line`` directive.
+
+    Quotes and backslashes are escaped, and control characters (a newline would
+    end the directive and start a line of code) become octal escapes.
+    """
+    out = []
+    for c in filename:
+        if c in '"\\':
+            out.append("\\" + c)
+        elif ord(c) < 0x20 or ord(c) == 0x7F:
+            out.append(f"\\{ord(c):03o}")
+        elif 0xDC80 <= ord(c) <= 0xDCFF:  # a byte os.fsdecode could not decode
+            out.append(f"\\{ord(c) - 0xDC00:03o}")
+        elif 0xD800 <= ord(c) <= 0xDFFF:
+            out.append("?")
+        else:
+            out.append(c)
+    return '"' + "".join(out) + '"'
+
+
 class _Emitter:
     """Turn parts into text, inserting #line where the user line changes."""
 
@@ -315,7 +393,7 @@ class _Emitter:
                  line_directives: bool = True) -> None:
         self.macros = macros
         self.type_names = type_names
-        self.quoted = '"' + filename.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        self.quoted = quote_filename(filename)
         self.line_directives = line_directives
 
     def emit(self, parts: list) -> str:

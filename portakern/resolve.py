@@ -98,8 +98,22 @@ def _protocol_resolver(tp: type, proto: Any) -> Callable[[Any], Backend]:
         return lambda array: _as_backend(proto, array, origin)
     if callable(proto):
         # A plain function on the class: called like a method, with the array.
-        return lambda array: _as_backend(proto(array), array, origin)
+        def ask(array: Any) -> Backend:
+            try:
+                value = proto(array)
+            except Exception as exc:
+                raise _protocol_failed(tp, exc) from exc
+            return _as_backend(value, array, origin)
+
+        return ask
     return lambda array: _as_backend(proto, array, origin)
+
+
+def _protocol_failed(tp: type, exc: BaseException) -> BackendMismatchError:
+    return BackendMismatchError(
+        f"{tp.__module__}.{tp.__qualname__}.__portakern_backend__ raised "
+        f"{type(exc).__name__}: {exc}; it must return a portakern Backend object, a Backend "
+        f"subclass or a registered backend name (the original error is the __cause__)")
 
 
 def _duck(array: Any) -> Backend | None:
@@ -121,7 +135,10 @@ def _duck(array: Any) -> Backend | None:
 
 
 def _resolver_for(tp: type) -> Callable[[Any], Backend | None] | None:
-    proto = getattr(tp, "__portakern_backend__", None)
+    try:
+        proto = getattr(tp, "__portakern_backend__", None)
+    except Exception as exc:  # a property of a metaclass that raises
+        raise _protocol_failed(tp, exc) from exc
     if proto is not None:
         return _protocol_resolver(tp, proto)
     name = registry.backend_for_type(tp)

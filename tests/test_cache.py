@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,15 +19,6 @@ from portakern import cache
 from portakern.cache import CacheWarning, DiskCache
 
 pytestmark = pytest.mark.filterwarnings("error::portakern.cache.CacheWarning")
-
-
-@pytest.fixture
-def cache_dir(tmp_path, monkeypatch):
-    """A fresh cache folder for this test, used by the default cache."""
-    d = tmp_path / "pkcache"
-    monkeypatch.setenv("PORTAKERN_CACHE_DIR", str(d))
-    monkeypatch.delenv("PORTAKERN_CACHE", raising=False)
-    return d
 
 
 @pytest.fixture
@@ -256,3 +248,217 @@ def test_two_processes_compile_one_kernel_at_once(cache_dir, opencl_cpu, tmp_pat
     # A third process finds everything on disk.
     (third,) = _children(1, src_file, env)
     assert third["ok"] and third["misses"] == 0 and third["hits"] >= 2
+
+
+# -- a private folder (issue 12, DESIGN section 5) -------------------------------------------
+
+posix_only = pytest.mark.skipif(not hasattr(os, "geteuid"), reason="POSIX modes and owners")
+root_only = pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
+                               reason="giving a file to another user needs root")
+
+
+@posix_only
+def test_folders_are_0700_and_files_0600_even_under_umask_000(tmp_path):
+    old = os.umask(0)
+    try:
+        root = tmp_path / "new" / "pkcache"
+        DiskCache(root).put("test", cache.make_key("test", "m"), b"payload")
+    finally:
+        os.umask(old)
+    folders = [root, *(p for p in root.rglob("*") if p.is_dir())]
+    files = [p for p in root.rglob("*") if p.is_file()]
+    assert len(folders) == 4 and len(files) == 1  # root, v2, test, xx; the entry
+    assert {oct(p.stat().st_mode & 0o777) for p in folders} == {"0o700"}
+    assert oct(files[0].stat().st_mode & 0o777) == "0o600"
+    assert oct((tmp_path / "new").stat().st_mode & 0o777) == "0o700"  # a parent we made
+
+
+def _planted(root, kind: str = "test", payload: bytes = b"planted") -> str:
+    """A well-formed entry, as another user with write access could make one."""
+    key = cache.make_key(kind, "planted")
+    DiskCache(root).put(kind, key, payload)
+    return key
+
+
+@posix_only
+def test_a_folder_others_can_write_is_refused_with_one_warning(tmp_path):
+    key = _planted(tmp_path)
+    tmp_path.chmod(0o777)
+    store = DiskCache(tmp_path)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert store.get("test", key) is None  # never read
+        store.put("test", "k2", b"two")
+        assert store.get("test", "k2") == b"two"  # memory only
+        store.get("test", key)
+    assert [w.category for w in caught] == [CacheWarning]
+    assert "writable by other users" in str(caught[0].message)
+    assert not _entries(tmp_path, "test")[1:]  # nothing written there
+    assert "not used" in store.info()["status"]
+
+
+@posix_only
+def test_a_subfolder_others_can_write_is_refused(tmp_path):
+    key = _planted(tmp_path)
+    (tmp_path / f"v{cache.FORMAT}" / "test").chmod(0o757)
+    with pytest.warns(CacheWarning, match="writable by other users"):
+        assert DiskCache(tmp_path).get("test", key) is None
+
+
+@root_only
+def test_a_folder_of_another_user_is_refused(tmp_path):
+    key = _planted(tmp_path)
+    os.chown(tmp_path, 12345, -1)
+    with pytest.warns(CacheWarning, match="owned by user id 12345"):
+        assert DiskCache(tmp_path).get("test", key) is None
+
+
+@root_only
+def test_an_entry_of_another_user_is_never_read(tmp_path):
+    # A file swapped in after it was written, by someone who could (root, or a
+    # cache folder that used to be shared): well-formed, right digest, foreign.
+    key = _planted(tmp_path)
+    (entry,) = _entries(tmp_path, "test")
+    os.chown(entry, 12345, -1)
+    store = DiskCache(tmp_path)
+    assert store.get("test", key) is None
+    store.put("test", key, b"rebuilt")  # the rebuild replaces it
+    assert store.get("test", key) == b"rebuilt" and entry.stat().st_uid == os.geteuid()
+
+
+@posix_only
+def test_an_entry_others_can_write_is_never_read(tmp_path):
+    key = _planted(tmp_path)
+    (entry,) = _entries(tmp_path, "test")
+    entry.chmod(0o666)
+    assert DiskCache(tmp_path).get("test", key) is None
+
+
+def test_shared_objects_are_digest_checked_and_loaded_from_a_private_copy(tmp_path):
+    store = DiskCache(tmp_path)
+    lib = tmp_path / "lib.so"
+    lib.write_bytes(b"\x7fELF not really")
+    store.put_library("native", "k.so", lib)
+    (entry,) = _entries(tmp_path, "native")
+    assert entry.read_bytes().endswith(lib.read_bytes())  # stored with its digest
+    raw = entry.read_bytes()
+    entry.write_bytes(raw[:-3] + b"BAD")
+    # The digest fails: not loaded (dlopen never sees it), dropped for the rebuild.
+    assert store.load_library("native", "k.so") is None and not entry.exists()
+
+
+# -- size limit ------------------------------------------------------------------------
+
+def test_least_recently_used_entries_go_past_the_limit(tmp_path):
+    store = DiskCache(tmp_path, limit=10_000)
+    keys = [cache.make_key("test", n) for n in range(30)]
+    store.put("test", keys[0], b"0" * 1000)
+    for n, key in enumerate(keys[1:], start=1):
+        assert DiskCache(tmp_path, limit=None).get("test", keys[0])  # keep it in use
+        store.put("test", key, bytes([n]) * 1000)
+    on_disk = _entries(tmp_path, "test")
+    assert sum(p.stat().st_size for p in on_disk) <= 10_000
+    names = {p.name for p in on_disk}
+    assert keys[0] in names and keys[-1] in names and keys[1] not in names
+    assert DiskCache(tmp_path).get("test", keys[0]) == b"0" * 1000
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("", cache.DEFAULT_SIZE), ("1M", 2**20), ("2g", 2 * 2**30), ("4096", 4096),
+    ("500MiB", 500 * 2**20), ("none", None)])
+def test_size_limit_from_the_environment(monkeypatch, text, expected):
+    monkeypatch.setenv("PORTAKERN_CACHE_SIZE", text)
+    assert cache.size_limit() == expected
+    assert DiskCache(None).limit == expected
+
+
+def test_an_unreadable_size_limit_warns_and_uses_the_default(monkeypatch):
+    monkeypatch.setenv("PORTAKERN_CACHE_SIZE", "lots")
+    with pytest.warns(CacheWarning, match="PORTAKERN_CACHE_SIZE"):
+        assert cache.size_limit() == cache.DEFAULT_SIZE
+
+
+def test_cache_info_and_clear_on_the_command_line(cache_dir, monkeypatch):
+    from portakern import cli
+
+    monkeypatch.setenv("PORTAKERN_CACHE_SIZE", "64M")
+    store = DiskCache(cache_dir)
+    store.put("render", cache.make_key("render", 1), b"x" * 2000)
+    store.put("opencl", cache.make_key("opencl", 1), b"y" * 100)
+    done = subprocess.run([sys.executable, "-m", "portakern", "cache", "info"],
+                          capture_output=True, text=True, check=True,
+                          env=dict(os.environ))
+    assert str(cache_dir) in done.stdout and "in use" in done.stdout
+    assert "of 64.0 MiB" in done.stdout and "entries: 2 (opencl 1, render 1)" in done.stdout
+    assert cli.main(["cache", "clear"]) == 0
+    assert DiskCache(cache_dir).info()["entries"] == 0
+
+
+# -- compiler children and scratch folders ------------------------------------------------
+
+_ORPHAN = r"""
+import sys
+from portakern.subprocesses import run
+run([sys.executable, "-c",
+     "import os, time; open(os.environ['PK_PIDFILE'], 'w').write(str(os.getpid())); "
+     "time.sleep(120)"])
+"""
+
+
+def _gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return any(line.split()[1:2] == ["Z"] for line in f if line.startswith("State:"))
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_compiler_dies_with_its_parent(tmp_path):
+    import signal
+    import time
+
+    pidfile = tmp_path / "pid"
+    parent = subprocess.Popen([sys.executable, "-c", _ORPHAN],
+                              env=dict(os.environ, PK_PIDFILE=str(pidfile)))
+    deadline = time.monotonic() + 60
+    while not pidfile.exists() or not pidfile.read_text():
+        assert time.monotonic() < deadline and parent.poll() is None
+        time.sleep(0.05)
+    child = int(pidfile.read_text())
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 10
+    while not _gone(child):
+        if time.monotonic() > deadline:
+            os.kill(child, signal.SIGKILL)
+            pytest.fail("the compiler outlived its parent")
+        time.sleep(0.05)
+
+
+def test_scratch_folders_of_dead_processes_are_removed(tmp_path):
+    import tempfile
+
+    from portakern import subprocesses
+
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    dead = int(done.stdout)
+    left = Path(tempfile.gettempdir()) / f"portakern-build-{dead}-leftover"
+    left.mkdir()
+    (left / "kernel.cpp").write_text("// a build killed halfway")
+    old = left.stat().st_mtime - subprocesses._STALE_S - 1
+    os.utime(left, (old, old))
+    young = Path(tempfile.gettempdir()) / f"portakern-build-{dead}-young"
+    young.mkdir()  # perhaps a live process of another PID namespace: left alone
+    mine = Path(tempfile.mkdtemp(prefix=f"portakern-build-{os.getpid()}-"))
+    subprocesses._SWEPT.clear()
+    try:
+        with subprocesses.scratch_dir("build") as tmp:
+            assert Path(tmp).name.startswith(f"portakern-build-{os.getpid()}-")
+        assert not Path(tmp).exists()
+        assert not left.exists() and mine.exists()  # a live process keeps its folders
+        assert young.exists()
+    finally:
+        mine.rmdir()
+        young.rmdir()

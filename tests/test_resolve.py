@@ -5,7 +5,6 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
-import time
 from typing import Any
 
 import numpy as np
@@ -235,18 +234,32 @@ def test_resolution_imports_no_array_library() -> None:
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
 
 
-def test_get_backend_cache_hit_is_fast() -> None:
+def test_get_backend_cache_hit_does_no_work() -> None:
+    # The contract (under 1 us) is a time, measured by ``portakern bench``'s get_backend
+    # row, where a loaded machine shows as a number. A test that timed it failed once
+    # under heavy load (issue 12); this one checks why the time holds, which no load
+    # changes: a hit is the get_backend call, dict lookups, and the resolver it finds.
     a = np.zeros(4)
     get = pk.get_backend
     get(a)
-    best = float("inf")
-    for _ in range(5):
-        t0 = time.perf_counter()
-        for _ in range(20000):
-            get(a)
-        best = min(best, (time.perf_counter() - t0) / 20000)
-    # The contract is under 1 us; allow slow, shared CI machines a margin.
-    assert best < 2e-6, f"get_backend took {best * 1e6:.2f} us"
+    events: list[tuple[str, str]] = []
+
+    def profile(frame, event, arg):
+        if event == "call":
+            events.append((event, frame.f_code.co_name))
+        elif event == "c_call":
+            events.append((event, getattr(arg, "__qualname__", repr(arg))))
+
+    sys.setprofile(profile)
+    try:
+        got = get(a)
+    finally:
+        sys.setprofile(None)
+    assert got is default_instance(pk.CPU)
+    python_calls = [name for kind, name in events if kind == "call"]
+    c_calls = [name for kind, name in events if kind == "c_call" and name != "setprofile"]
+    assert python_calls[0] == "get_backend" and len(python_calls) <= 2, python_calls
+    assert set(c_calls) <= {"dict.get"} and len(c_calls) <= 2, c_calls
 
 
 def test_default_instance_is_shared() -> None:

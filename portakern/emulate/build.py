@@ -13,8 +13,6 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import shutil
-import subprocess
-import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,14 +55,18 @@ def compiler_for(name: str) -> str | None:
 
 
 def _run(cmd: list[str], what: str) -> None:
-    done = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=_TIMEOUT_S)
+    from ..subprocesses import run
+
+    done = run(cmd, timeout=_TIMEOUT_S)
     if done.returncode != 0:
         log = (done.stderr or done.stdout).strip()
         raise BuildError(f"{what} failed:\n{log}", log)
 
 
 def _identity(compiler: str) -> str:
-    done = subprocess.run([compiler, "--version"], capture_output=True, text=True, check=False)
+    from ..subprocesses import run
+
+    done = run([compiler, "--version"], timeout=_TIMEOUT_S)
     return done.stdout.splitlines()[0] if done.stdout else compiler
 
 
@@ -101,19 +103,16 @@ def build(units: tuple[Unit, ...]) -> EmulatedLibrary:
             return hit
         store = cache.default_cache()
         name = f"{key}.so"
-        path = store.file_path("emulate", name)
-        lib = None
-        if path is not None and path.is_file():
-            try:
-                lib = ctypes.CDLL(str(path))
-            except OSError:
-                lib = None  # torn or foreign: rebuilt below
-        if lib is None:
-            with tempfile.TemporaryDirectory(prefix="portakern-emu-") as tmp:
+        # Digest-checked, loaded from a private copy; damaged or foreign: rebuilt below.
+        hit = store.load_library("emulate", name, EmulatedLibrary)
+        if hit is None:
+            from ..subprocesses import scratch_dir
+
+            with scratch_dir("emu") as tmp:
                 built = _link(units, Path(tmp), name)
-                placed = store.put_file("emulate", name, built)
-                lib = ctypes.CDLL(str(placed or built))
-        hit = _LOADED[key] = EmulatedLibrary(lib)
+                store.put_library("emulate", name, built)
+                hit = EmulatedLibrary(ctypes.CDLL(str(built)))
+        _LOADED[key] = hit
         return hit
 
 
@@ -139,31 +138,30 @@ def _link(units: tuple[Unit, ...], tmp: Path, name: str) -> Path:
     return out
 
 
-_RUNTIME: dict[str, Path] = {}
+_RUNTIME: dict[str, bytes] = {}
 
 
 def _runtime_object(gxx: str, tmp: Path) -> Path:
-    """The runtime compiled once (per process, and on disk in the cache)."""
+    """The runtime compiled once (per process, and in the cache), copied into ``tmp``."""
     from .. import cache
 
     source = (INCLUDE / "pk_emu_runtime.cpp").read_bytes()
     key = hashlib.sha256(source + _identity(gxx).encode()).hexdigest()
-    hit = _RUNTIME.get(key)
-    if hit is not None and hit.is_file():
-        return hit
-    store = cache.default_cache()
-    path = store.file_path("emulate", f"runtime-{key}.o")
-    if path is not None and path.is_file():
-        _RUNTIME[key] = path
-        return path
-    built = tmp / "pk_emu_runtime.o"
-    _run([gxx, "-std=c++17", "-O2", "-fPIC", "-c", str(INCLUDE / "pk_emu_runtime.cpp"),
-          "-o", str(built)], "compiling the stand-in runtime")
-    placed = store.put_file("emulate", f"runtime-{key}.o", built)
-    if placed is None:
-        return built  # no cache folder: rebuilt per kernel
-    _RUNTIME[key] = placed
-    return placed
+    out = tmp / "pk_emu_runtime.o"
+    data = _RUNTIME.get(key)
+    if data is None:
+        # A digest-checked entry; its bytes are written to the private build folder,
+        # so the linker reads what was checked.
+        data = cache.default_cache().get("emulate", f"runtime-{key}.o")
+    if data is None:
+        _run([gxx, "-std=c++17", "-O2", "-fPIC", "-c", str(INCLUDE / "pk_emu_runtime.cpp"),
+              "-o", str(out)], "compiling the stand-in runtime")
+        cache.default_cache().put_library("emulate", f"runtime-{key}.o", out)
+        _RUNTIME[key] = out.read_bytes()
+        return out
+    _RUNTIME[key] = data
+    out.write_bytes(data)
+    return out
 
 
 class EmulatedLibrary:
