@@ -400,18 +400,25 @@ def _handwritten(backend: Any, case: _Case, args: tuple) -> Callable[[], None] |
     return _preset_launch(backend, launcher, args)
 
 
-def _native_call(launcher: Any) -> Callable[[], None] | None:
+def _native_call(launcher: Any, args: tuple = ()) -> Callable[[], None] | None:
     """A hand-written call of the native path's ``pk_launch``, its arguments built once.
 
     None unless ``launcher`` ran on CPU()'s native path. What it leaves out is
     portakern's part of a launch: argument checks, the plan lookup, the record.
     """
-    if getattr(launcher._runner, "clips_ndrange", False) is not True:
+    runner = launcher._runner
+    if getattr(runner, "clips_ndrange", False) is not True:
         return None
-    from .backends.native import _geometry
+    from .backends.native import _argument_block, _geometry
 
     (compiled, global_size, local_size, sizes), = launcher._plans.values()
     record = compiled.last  # the argument block of the launcher's last call
+    if record is None:
+        # A plugin's arrays (CPU subclasses): each call hands out new NumPy views of
+        # their memory, so the record did not outlive the call. Built here, once.
+        handles = [runner.array_info(a).handle if runner.array_info(a) is not None else a
+                   for a in args]
+        record = _argument_block(compiled, handles) + (handles,)
     argv, geom = record[1], _geometry(list(sizes), global_size, local_size)
     fn = compiled.fn
     return lambda _keep=record: fn(argv, geom)
@@ -574,7 +581,7 @@ def _launch_overhead(backend: Any, repeats: int, budget: float) -> list[Row]:
     ours()
     rows = []
     if backend.target == "opencl":
-        native = _native_call(launcher)
+        native = _native_call(launcher, args)
         if native is not None:
             t_l, t_n = _interleaved([ours, native], repeats * 4, budget)
             rows.append(Row("launch overhead", backend.name, t_l, "ctypes", t_n, t_l / t_n,
@@ -668,6 +675,70 @@ def bench_startup(repeats: int) -> list[Row]:
     return rows
 
 
+_BUSY = r"""
+import json, os, sys, time
+import numpy as np
+import portakern.backends.native  # sets portakern's OpenMP defaults
+if sys.argv[1] == "spin":
+    os.environ.pop("OMP_WAIT_POLICY", None)  # libgomp's own default: spin, then sleep
+import portakern as pk
+k = pk.kernel("@kernel void s(float* y, const float* x, const float a) "
+              "{ int i = @index(Global, Linear); y[i] = a * x[i] + y[i]; }")
+y, x = np.zeros(10000, np.float32), np.ones(10000, np.float32)
+f = k(pk.CPU(), workgroupsize=1024)
+f(y, x, np.float32(2), ndrange=y.shape)
+print("ready", flush=True)
+sys.stdin.readline()  # the background load is running
+times = []
+for _ in range(int(sys.argv[2])):
+    t = time.perf_counter()
+    f(y, x, np.float32(2), ndrange=y.shape)
+    times.append(time.perf_counter() - t)
+times.sort()
+print(json.dumps({"mean": sum(times) / len(times), "median": times[len(times) // 2]}))
+"""
+
+
+def bench_busy(launches: int = 60) -> Row:
+    """A launch of 10 workgroups while every core runs a busy loop: OpenMP's wait policy.
+
+    Two new processes: portakern's default (``OMP_WAIT_POLICY=passive``) and
+    libgomp's own (threads spin after each parallel loop), each timed while one busy
+    process per core competes for the CPU.
+    """
+    busy: list[subprocess.Popen] = []
+    medians: dict[str, float] = {}  # means, in fact: see the note
+    load = math.nan
+    try:
+        for mode in ("passive", "spin"):
+            child = subprocess.Popen([sys.executable, "-c", _BUSY, mode, str(launches)],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            assert child.stdin is not None and child.stdout is not None
+            if child.stdout.readline().strip() != "ready":
+                child.kill()
+                raise RuntimeError("the busy-machine child did not start")
+            if not busy:
+                busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+                        for _ in range(os.cpu_count() or 1)]
+                time.sleep(0.5)  # let the scheduler spread the load
+            child.stdin.write("go\n")
+            child.stdin.flush()
+            out, _ = child.communicate(timeout=300)
+            medians[mode] = json.loads(out.strip().splitlines()[-1])["mean"]
+        if hasattr(os, "getloadavg"):
+            load = os.getloadavg()[0]
+    finally:
+        for b in busy:
+            b.kill()
+            b.wait()
+    t, t_spin = medians["passive"], medians["spin"]
+    return Row("launch on a busy machine", "CPU", t, "OpenMP spinning", t_spin, t / t_spin,
+               size="10000", note=f"native saxpy, 10 workgroups, {len(busy)} busy processes "
+               f"(load average {load:.1f}); portakern's OMP_WAIT_POLICY=passive against "
+               f"libgomp's default; mean of {launches} (a launch that meets a "
+               f"spinning thread descheduled costs milliseconds, so the median can hide it)")
+
+
 def bench_get_backend() -> Row:
     """``get_backend`` on one NumPy array, per call."""
     from .resolve import get_backend
@@ -686,6 +757,16 @@ def bench_get_backend() -> Row:
 
 
 # -- driver -----------------------------------------------------------------------------
+
+def _native_on() -> bool:
+    from .backends.native import NativeCPU
+    from .backends.opencl import cpu_mode
+
+    try:
+        return cpu_mode() != "opencl" and NativeCPU.available().ok
+    except Exception:  # noqa: BLE001 - PORTAKERN_CPU asks for what is not here
+        return False
+
 
 def _backends(wanted: str | None) -> tuple[list[Any], dict[str, str]]:
     from .testing import available_backends
@@ -719,6 +800,8 @@ def run(*, backend: str | None = None, quick: bool = False, only: Sequence[str] 
             if startup:
                 bar.step("new processes")
                 rows += bench_startup(3 if quick else 5)
+                if _native_on():
+                    rows.append(bench_busy(20 if quick else 60))
         for b in backends:
             rows += bench_backend(b, workloads, quick, repeats, budget, bar)
     finally:
@@ -798,6 +881,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--json", metavar="FILE", help="write one record per row")
     p.add_argument("--plot", metavar="FILE.png", help="draw the ratios (needs matplotlib)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--dask", action="store_true",
+                   help="only the portakern.dask rows: a LocalCluster of worker processes, "
+                        "against plain dask.array (needs portakern[dask])")
     return p
 
 
@@ -808,6 +894,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("portakern bench: --repeats must be >= 1", file=sys.stderr)
         return 2
     only = [s.strip() for s in opts.only.split(",") if s.strip()]
+    if opts.dask:
+        return _main_dask(opts)
     try:
         rows, reasons = run(backend=opts.backend, quick=opts.quick, only=only,
                             repeats=opts.repeats, startup=not opts.no_startup,
@@ -831,6 +919,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("portakern bench: no backend to run on", file=sys.stderr)
         return 1
     return 0
+
+
+def _main_dask(opts: argparse.Namespace) -> int:
+    """``portakern bench --dask``: see :mod:`portakern.bench_dask`."""
+    try:
+        from . import bench_dask
+
+        rows = bench_dask.run(quick=opts.quick, repeats=opts.repeats)
+    except ImportError as exc:
+        print(f"portakern bench --dask: {exc}; pip install 'portakern[dask]'", file=sys.stderr)
+        return 1
+    print(format_table(rows))
+    if opts.json:
+        with open(opts.json, "w", encoding="utf-8") as f:
+            json.dump([_jsonable(asdict(r)) for r in rows], f, indent=1)
+    return 0 if all(r.ok for r in rows) else 1
 
 
 def _jsonable(d: dict) -> dict:

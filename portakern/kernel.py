@@ -15,6 +15,7 @@ import warnings
 import weakref
 from dataclasses import replace
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -87,6 +88,35 @@ class Kernel:
         """Load a kernel from a ``.pk`` file; errors name the file and line."""
         p = Path(path)
         return cls(p.read_text(encoding="utf-8"), name, filename=str(p), **constants)
+
+    @classmethod
+    def from_resource(cls, package: str | ModuleType, resource: str, name: str | None = None,
+                      **constants: Any) -> Kernel:
+        """Load a kernel file shipped inside a Python package (:mod:`importlib.resources`).
+
+        A library keeps its ``.pk`` files next to its code and loads them with
+        ``pk.kernel.from_resource(__package__, "kernels/ops.pk")``; this works from a
+        wheel, a zip and a checkout alike. Errors and ``#line`` directives name the file
+        as ``<package>/<resource>``.
+
+        Raises
+        ------
+        FileNotFoundError
+            The package has no such resource; the message names both.
+        """
+        import importlib.resources
+
+        pkg_name = package if isinstance(package, str) else package.__name__
+        files = importlib.resources.files(package)
+        target = files.joinpath(*[part for part in resource.split("/") if part])
+        try:
+            text = target.read_text(encoding="utf-8")
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError) as exc:
+            raise FileNotFoundError(
+                f"package {pkg_name!r} has no kernel file {resource!r} (looked in "
+                f"{files}); ship it as package data and give its path relative to the "
+                f"package") from exc
+        return cls(text, name, filename=f"{pkg_name}/{resource}", **constants)
 
     def specialize(self, **constants: Any) -> Kernel:
         """A new kernel with more constants (or type variables) bound."""
@@ -164,6 +194,20 @@ class Kernel:
         except Exception:  # noqa: BLE001 - repr must not fail on an unrendered template
             return "<portakern.Kernel (not yet rendered)>"
 
+    # -- pickling (by recipe: portakern._recipes) -----------------------------------------
+    def __reduce__(self) -> tuple:
+        """Pickle as source, name, file name and constants; rebuilt (interned) on arrival."""
+        from ._recipes import intern_kernel, kernel_recipe, rebuild_kernel
+
+        intern_kernel(self)  # a round trip in this process gives this very object
+        return rebuild_kernel, kernel_recipe(self)
+
+    def __dask_tokenize__(self) -> str:
+        """Deterministic across processes; distinct per source, name and constants."""
+        from ._recipes import kernel_token
+
+        return kernel_token(self)
+
     # -- rendering ------------------------------------------------------------------
     def _bindings(self, kdef: KernelDef, given: dict[str, str]) -> dict[str, str]:
         out = {}
@@ -209,13 +253,21 @@ class Kernel:
             self._rendered[key] = hit
         return hit
 
-    def render(self, target: str = "opencl", *, ndim: int | None = None,
+    def render(self, target: str | None = None, /, *, ndim: int | None = None,
                **bindings: Any) -> str:
         """The generated source for ``target`` (``"cuda"``, ``"metal"``, ``"opencl"``).
 
-        Type variables are bound by keyword (``T="float"`` or a NumPy dtype);
-        ``ndim`` defaults to the rank the kernel's NTuple indices imply, else 1.
+        Type variables are bound by keyword (``T="float"`` or a NumPy dtype), a type
+        variable named ``target`` too when the target is given first
+        (``render("cuda", target="float")``); ``ndim`` defaults to the rank the
+        kernel's NTuple indices imply, else 1.
         """
+        if target is None:
+            given = bindings.get("target")
+            if type(given) is str and given not in KNOWN_TYPES:
+                target = bindings.pop("target")  # render(target="cuda"), the keyword form
+            else:
+                target = "opencl"
         if target not in TARGETS:
             from .render import available_targets
 
@@ -223,7 +275,9 @@ class Kernel:
                 raise KernelTypeError(
                     f"unknown target {target!r}; use one of {', '.join(available_targets())}")
         module, kdef = self._parse(target)
-        names = {k: as_type_name(v, what=f"type variable {k}") for k, v in bindings.items()}
+        # str.__str__: an exact str, so a subclass's __eq__ cannot pass for a type name.
+        names = {k: as_type_name(str.__str__(v) if isinstance(v, str) else v,
+                                 what=f"type variable {k}") for k, v in bindings.items()}
         unknown = [k for k in names if k not in kdef.type_vars]
         if unknown:
             raise KernelTypeError(
@@ -349,6 +403,18 @@ class Launcher:
     def __repr__(self) -> str:
         return f"<portakern.Launcher {self.kernel.name} on {self.backend!r}>"
 
+    def __reduce__(self) -> tuple:
+        """Pickle as kernel, backend and static sizes; rebuilt (interned) on arrival."""
+        from ._recipes import intern_launcher, launcher_recipe, rebuild_launcher
+
+        intern_launcher(self)
+        return rebuild_launcher, launcher_recipe(self)
+
+    def __dask_tokenize__(self) -> str:
+        from ._recipes import launcher_token
+
+        return launcher_token(self)
+
     def _ndrange(self, ndrange: Any) -> tuple[int, ...]:
         if ndrange is None:
             if self.static_ndrange is None:
@@ -398,9 +464,10 @@ class Launcher:
         elif workgroupsize is not None and type(workgroupsize) is not int:
             wg_key = _UNCACHED  # floats, bools, lists: normalised (or refused) every call
         plan_key = (bindings, nd, wg_key)
-        try:
-            plan = self._plans[plan_key]
-        except KeyError:
+        plan = self._plans.get(plan_key, _UNCACHED)
+        if plan is _UNCACHED:
+            # Not inside an ``except KeyError``: an error raised here (NDRangeError)
+            # must not carry the lookup's KeyError as its context.
             try:
                 plan = self._plan(backend, kdef, bindings, nd, workgroupsize)
             except CompilationError as exc:
@@ -447,7 +514,7 @@ class Launcher:
             f"{theirs!r} rendering does not compile. If the kernel has {ours!r}-only code, "
             f"put it under {{% if target == \"{ours}\" %}} to run it as {theirs!r}; if not, "
             f"this is a portakern bug (please report it). The compiler said:\n{exc}",
-            NativeFallbackWarning, stacklevel=3)
+            NativeFallbackWarning, stacklevel=_user_stacklevel())
 
     def _plan(self, backend: Backend, kdef: KernelDef, bindings: tuple, nd: tuple[int, ...],
               workgroupsize: Any) -> tuple | None:
@@ -773,8 +840,9 @@ def convert_scalar(value: Any, type_name: str, i: int, p: Any) -> np.generic:
         if isinstance(value, (bool, np.bool_)):
             return np.bool_(value)
         raise KernelTypeError(f"{where} must be a bool, got {type(value).__name__}")
-    if isinstance(value, (bool, np.bool_)) or not isinstance(
+    if isinstance(value, (bool, np.bool_, np.timedelta64)) or not isinstance(
             value, (int, float, np.integer, np.floating)):
+        # (np.timedelta64 is an np.integer that int() refuses.)
         raise KernelTypeError(
             f"{where} must be a number, got {type(value).__name__} {value!r}")
     if dtype.kind in "iu":
@@ -819,3 +887,4 @@ def kernel(source: str, name: str | None = None, **constants: Any) -> Kernel:
 
 
 kernel.from_file = Kernel.from_file  # type: ignore[attr-defined]
+kernel.from_resource = Kernel.from_resource  # type: ignore[attr-defined]

@@ -93,6 +93,16 @@ def backend(request: pytest.FixtureRequest) -> Any:
 
 
 @pytest.fixture
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh cache folder for this test, used by the default cache, on the default path."""
+    d = tmp_path / "pkcache"
+    monkeypatch.setenv("PORTAKERN_CACHE_DIR", str(d))
+    monkeypatch.delenv("PORTAKERN_CACHE", raising=False)
+    monkeypatch.delenv("PORTAKERN_CPU", raising=False)
+    return d
+
+
+@pytest.fixture
 def clean_registry() -> Any:
     """Restore the backend registry, the template path and resolution cache afterwards."""
     from portakern import render, resolve

@@ -130,7 +130,10 @@ def test_startup_rows():
     assert {"ready kernel, warm caches", "first call, cold caches", "import portakern"} <= names
     ready = next(r for r in rows if r.name == "ready kernel, warm caches")
     cold = next(r for r in rows if r.name == "first call, cold caches")
-    assert 0 < ready.seconds < cold.seconds
+    # Times, not their order: on a loaded machine a warm run can be slowed past a cold
+    # one (issue 12); the comparison is the row's ratio, reported, not asserted.
+    assert 0 < ready.seconds < 600 and 0 < cold.seconds < 600
+    assert cold.ratio == pytest.approx(cold.seconds / cold.baseline_seconds)
     assert ready.target == "< 50 ms"
 
 

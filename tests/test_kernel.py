@@ -522,3 +522,22 @@ def test_a_const_array_that_overlaps_a_written_one_is_refused():
     z = np.zeros(8, np.float32)
     k2(z, y, y, ndrange=8)
     assert z.tolist() == [4.0 * v for v in range(8)]
+
+
+def test_from_resource_loads_a_kernel_shipped_in_a_package():
+    import portakern.testing
+
+    k = pk.kernel.from_resource("portakern.testing", "kernels/types.pk", "saxpy")
+    y, x = np.ones(8, np.float32), np.arange(8, dtype=np.float32)
+    k(y, x, 2.0, ndrange=8)
+    np.testing.assert_array_equal(y, 2 * np.arange(8) + 1)
+    # #line names the resource as <package>/<path>; a module object works as well.
+    assert "\"portakern.testing/kernels/types.pk\"" in k.render("opencl")
+    same = pk.kernel.from_resource(portakern.testing, "kernels/types.pk", "saxpy")
+    assert same.render("cuda") == k.render("cuda")
+
+
+def test_from_resource_missing_file_names_package_and_path():
+    with pytest.raises(FileNotFoundError, match="'portakern.testing' has no kernel file "
+                                                "'kernels/nope.pk'"):
+        pk.kernel.from_resource("portakern.testing", "kernels/nope.pk")

@@ -38,18 +38,13 @@ def _runner(kernel, *args, ndrange, workgroupsize=None):
     return launcher._runner
 
 
-@pytest.fixture
-def cache_dir(tmp_path, monkeypatch):
-    d = tmp_path / "pkcache"
-    monkeypatch.setenv("PORTAKERN_CACHE_DIR", str(d))
-    monkeypatch.delenv("PORTAKERN_CACHE", raising=False)
-    monkeypatch.delenv("PORTAKERN_CPU", raising=False)
-    return d
-
-
 def _objects(d) -> list:
+    """The kernels' shared objects in a cache (not the native runtime's, built once)."""
+    from portakern.backends.native import native_toolchain, runtime_file_name
+
+    runtime = runtime_file_name(native_toolchain())
     return sorted(p for p in (d / f"v{cache.FORMAT}" / "native").rglob("*.so")
-                  if not p.name.startswith(".tmp-"))
+                  if not p.name.startswith(".tmp-") and p.name != runtime)
 
 
 # -- which path runs a kernel ------------------------------------------------------------
@@ -77,9 +72,11 @@ def test_barrier_kernel_with_a_jump_runs_on_opencl(monkeypatch):
     np.testing.assert_array_equal(y, np.concatenate([x[63::-1], x[:63:-1]]))
 
 
-def test_per_item_value_around_a_barrier_loop_runs_on_opencl_without_a_warning(monkeypatch):
-    # `s` has a value per work-item; the loop around @synchronize runs once per group
-    # on the native path, so the kernel goes to OpenCL (a documented limit, no warning).
+def test_a_loop_counter_without_uniform_runs_natively_once_per_group(monkeypatch):
+    # `s` is declared and updated like a per-item variable, but only from constants:
+    # it is group-uniform, so the native path evaluates it once per group (it used to
+    # send the kernel to OpenCL). Without a warning, and with the same result as a
+    # counter in the loop header.
     import warnings
 
     monkeypatch.delenv("PORTAKERN_CPU", raising=False)
@@ -99,21 +96,37 @@ def test_per_item_value_around_a_barrier_loop_runs_on_opencl_without_a_warning(m
         y[@index(Global, Linear)] = buf[li];
     }"""
     x = np.arange(32, dtype=np.int32)
+    expected = np.concatenate([np.roll(x[g:g + 8], -3) for g in range(0, 32, 8)])
+    header = src.replace("int s = 0;\n        while (s < steps) {",
+                         "for (int s = 0; s < steps; ++s) {").replace("            s++;\n", "")
+    for source in (src, header):
+        y = np.zeros(32, np.int32)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            runner = _runner(pk.kernel(source), y, x, np.int32(3), ndrange=32,
+                             workgroupsize=8)
+        assert isinstance(runner, NativeCPU) and runner.lockstep
+        np.testing.assert_array_equal(y, expected)
+
+
+def test_a_per_item_value_around_a_barrier_loop_is_an_error_not_a_move(monkeypatch):
+    # A loop bound with a value per work-item cannot be evaluated once per group, and
+    # is wrong on every target: a KernelSyntaxError, not a silent move to OpenCL.
+    monkeypatch.delenv("PORTAKERN_CPU", raising=False)
+    src = """
+    @kernel void ring(int* y, const int* x) {
+        @localmem int buf[8];
+        const long li = @index(Local, Linear);
+        buf[li] = x[@index(Global, Linear)];
+        for (long s = 0; s < li; ++s) {
+            @synchronize();
+        }
+        y[@index(Global, Linear)] = buf[li];
+    }"""
+    x = np.arange(32, dtype=np.int32)
     y = np.zeros(32, np.int32)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        runner = _runner(pk.kernel(src), y, x, np.int32(3), ndrange=32, workgroupsize=8)
-    assert type(runner) is pk.CPU
-    np.testing.assert_array_equal(
-        y, np.concatenate([np.roll(x[g:g + 8], -3) for g in range(0, 32, 8)]))
-    # Marked @uniform, the loop bound is a group value: the native path takes it.
-    uniform = src.replace("int s = 0;\n        while (s < steps) {",
-                          "for (int s = 0; s < steps; ++s) {").replace("            s++;\n", "")
-    y[:] = 0
-    runner = _runner(pk.kernel(uniform), y, x, np.int32(3), ndrange=32, workgroupsize=8)
-    assert isinstance(runner, NativeCPU) and runner.lockstep
-    np.testing.assert_array_equal(
-        y, np.concatenate([np.roll(x[g:g + 8], -3) for g in range(0, 32, 8)]))
+    with pytest.raises(pk.KernelSyntaxError, match="'li', which has a value per work-item"):
+        _runner(pk.kernel(src), y, x, ndrange=32, workgroupsize=8)
 
 
 def test_per_item_state_across_barriers_with_a_partial_group():

@@ -460,6 +460,10 @@ class CUDA(Backend):
     def __repr__(self) -> str:
         return f"CUDA(device={self.device})"
 
+    def pickle_recipe(self) -> tuple[tuple, dict]:
+        """A CUDA backend travels as its device ordinal: ``CUDA(device)`` there."""
+        return (self.device,), {}
+
     # -- device properties ------------------------------------------------------------
     def _props(self) -> dict[str, Any]:
         props = self._state.props

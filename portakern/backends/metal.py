@@ -124,6 +124,10 @@ class _MLXBackend(Backend, abstract=True):
     def __hash__(self) -> int:
         return hash((type(self), self.float64))
 
+    def pickle_recipe(self) -> tuple[tuple, dict]:
+        """An MLX backend travels as its ``float64`` mode (its copy counters stay here)."""
+        return (), {"float64": self.float64}
+
     @property
     def cache_key(self) -> Any:
         return ("mlx", self.target, self.float64)

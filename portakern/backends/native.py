@@ -40,7 +40,7 @@ import numpy as np
 
 from ..errors import BackendUnavailableError, CompilationError
 from .base import Availability, Backend, cpu_groups
-from .host import NumPyArrays, arg_key, keys_match
+from .host import NumPyArrays, arg_key, check_stack, keys_match, stack_arrays
 
 __all__ = ["NativeCPU", "native_toolchain"]
 
@@ -72,7 +72,16 @@ class Toolchain:
         out = list(_FLAGS)
         if self.simd_math:
             out.append("-DPK_SIMD_MATH")
+        if self.is_gcc:
+            # GCC turns a division by a zero it can see (x / 0) into a trap instruction
+            # (SIGILL); kept a division, the runtime gives it the defined result.
+            out.append("-fno-isolate-erroneous-paths-dereference")
         return out
+
+    @property
+    def is_gcc(self) -> bool:
+        name = os.path.basename(os.path.realpath(self.compiler))
+        return "clang" not in name and ("g++" in name or "gcc" in name)
 
     def libs(self) -> list[str]:
         return ["-lmvec", "-lm"] if self.simd_math else ["-lm"]
@@ -214,13 +223,32 @@ def _find_toolchain() -> Toolchain | str:
 #: OpenMP worker threads' stack, unless the user set OMP_STACKSIZE: a barrier kernel
 #: keeps each work-item's variables and the group's @localmem on its thread's stack.
 _OMP_STACKSIZE = "64M"
+#: How OpenMP's idle threads wait, unless the user set OMP_WAIT_POLICY: libgomp's default
+#: spins for a while after each parallel loop, which on a machine whose cores are busy
+#: costs every launch with more than one workgroup a scheduler time slice (1-16 ms)
+#: instead of tens of microseconds; passive threads sleep at once (docs/performance.md).
+_OMP_WAIT_POLICY = "passive"
+
+
+def _omp_environment() -> None:
+    """Set the OpenMP variables portakern relies on, before the OpenMP runtime loads.
+
+    libgomp reads its environment once, when it is loaded: with the toolchain probe or
+    the first kernel, both later than this module's import. A process that loaded
+    OpenMP earlier (through another library) keeps that library's settings.
+    """
+    os.environ.setdefault("OMP_STACKSIZE", _OMP_STACKSIZE)
+    os.environ.setdefault("OMP_WAIT_POLICY", _OMP_WAIT_POLICY)
+
+
+_omp_environment()
 
 
 class _Compiled:
     """A loaded shared object's ``pk_launch``, with the last launch's argument block."""
 
     __slots__ = ("fn", "lib", "source", "nparams", "scalars", "last", "geoms", "path",
-                 "__weakref__")
+                 "name", "arrays", "__weakref__")
 
     def __init__(self, lib: Any, rendered: Any, path: str) -> None:
         from ..types import TYPE_DTYPES
@@ -228,7 +256,7 @@ class _Compiled:
         _pause_openmp_at_fork(lib)
         self.lib = lib
         self.fn = lib.pk_launch
-        self.fn.restype = None
+        self.fn.restype = ctypes.c_int  # 1: stopped between workgroups by Ctrl-C
         self.fn.argtypes = None
         self.source = rendered.source
         self.path = path
@@ -238,6 +266,9 @@ class _Compiled:
                         for p in rendered.params]
         self.last: tuple | None = None
         self.geoms: dict[tuple, Any] = {}
+        self.name = rendered.name
+        #: The fixed-size arrays the kernel puts on a thread's stack (checked per geometry).
+        self.arrays: list = []
 
 
 _FORK_HOOK: list[Any] = []
@@ -268,6 +299,213 @@ def _pause_openmp_at_fork(lib: Any) -> None:
         os.register_at_fork(before=lambda: pause(_OMP_PAUSE_HARD))
 
 
+#: The runtime every kernel library is attached to (:func:`_runtime`): one C signal
+#: handler for SIGINT (Ctrl-C stops a launch between workgroups) and one for SIGFPE
+#: (integer division by zero, and ``INT_MIN / -1``, get one defined result instead of
+#: killing the process). Built once, like a kernel, and kept in the disk cache.
+_RUNTIME_SOURCE = r"""
+/* portakern native runtime: Ctrl-C and integer division faults (see native.py) */
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#if defined(__linux__) && defined(__x86_64__)
+#include <ucontext.h>
+#define PK_FIX_DIV 1
+#endif
+#define PK_EXPORT extern "C" __attribute__((visibility("default")))
+/* [0] advanced by each SIGINT; [1] launches running (native, or PoCL through pk_rt_enter). */
+PK_EXPORT int pk_rt_ctl[4] = {0, 0, 0, 0};
+static struct sigaction pk_old_int, pk_old_fpe;
+
+static void pk_chain(int sig, const struct sigaction* old, siginfo_t* info, void* uc) {
+    if (old->sa_flags & SA_SIGINFO) {
+        if (old->sa_sigaction) old->sa_sigaction(sig, info, uc);
+    } else if (old->sa_handler == SIG_DFL) {
+        sigaction(sig, old, 0);  /* the default action: the signal comes again, and acts */
+        if (sig == SIGINT) raise(sig);
+    } else if (old->sa_handler != SIG_IGN) {
+        old->sa_handler(sig);
+    }
+}
+
+static void pk_on_int(int sig, siginfo_t* info, void* uc) {
+    __atomic_add_fetch(&pk_rt_ctl[0], 1, __ATOMIC_RELAXED);
+    pk_chain(sig, &pk_old_int, info, uc);  /* Python's handler: KeyboardInterrupt on return */
+}
+
+#if defined(PK_FIX_DIV)
+static const int pk_regs[16] = {REG_RAX, REG_RCX, REG_RDX, REG_RBX, REG_RSP, REG_RBP, REG_RSI,
+                                REG_RDI, REG_R8, REG_R9, REG_R10, REG_R11, REG_R12, REG_R13,
+                                REG_R14, REG_R15};
+
+/* The faulting instruction is a DIV or IDIV (opcode F7 /6, /7): give it the defined result
+   (x / 0 == 0, x % 0 == x, INT_MIN / -1 == INT_MIN, INT_MIN % -1 == 0: what ARM's
+   SDIV/UDIV give) and step over it. Returns 0 for anything else. */
+static int pk_fix_div(ucontext_t* uc) {
+    greg_t* g = uc->uc_mcontext.gregs;
+    const unsigned char* p = (const unsigned char*)g[REG_RIP];
+    int n = 0, op16 = 0, rex = 0;
+    for (;; ++n) {
+        const unsigned char c = p[n];
+        if (c == 0x66) op16 = 1;
+        else if (c != 0x2e && c != 0x3e && c != 0x26 && c != 0x36 && c != 0xf2 && c != 0xf3) break;
+        if (n > 4) return 0;
+    }
+    if ((p[n] & 0xf0) == 0x40) rex = p[n++];
+    if (p[n++] != 0xf7) return 0;
+    const int modrm = p[n++], mod = modrm >> 6, reg = (modrm >> 3) & 7, rm = modrm & 7;
+    if (reg != 6 && reg != 7) return 0;
+    const int bits = (rex & 8) ? 64 : (op16 ? 16 : 32);
+    uint64_t raw = 0;
+    if (mod == 3) {
+        raw = (uint64_t)g[pk_regs[rm | ((rex & 1) << 3)]];
+    } else {
+        uint64_t addr = 0;
+        int32_t d32;
+        if (rm == 4) {
+            const int sib = p[n++], scale = sib >> 6;
+            const int index = ((sib >> 3) & 7) | ((rex & 2) << 2);
+            const int base = (sib & 7) | ((rex & 1) << 3);
+            if (index != 4) addr += (uint64_t)g[pk_regs[index]] << scale;
+            if ((sib & 7) == 5 && mod == 0) {
+                memcpy(&d32, p + n, 4); n += 4; addr += (int64_t)d32;
+            } else {
+                addr += (uint64_t)g[pk_regs[base]];
+            }
+        } else if (rm == 5 && mod == 0) {
+            memcpy(&d32, p + n, 4); n += 4;
+            addr = (uint64_t)(p + n) + (int64_t)d32;  /* RIP-relative: from the next instruction */
+        } else {
+            addr = (uint64_t)g[pk_regs[rm | ((rex & 1) << 3)]];
+        }
+        if (mod == 1) { addr += (int64_t)(int8_t)p[n]; n += 1; }
+        else if (mod == 2) { memcpy(&d32, p + n, 4); n += 4; addr += (int64_t)d32; }
+        memcpy(&raw, (const void*)addr, (size_t)(bits / 8));
+    }
+    const uint64_t mask = bits == 64 ? ~(uint64_t)0 : (((uint64_t)1 << bits) - 1);
+    raw &= mask;
+    const uint64_t lo = (uint64_t)g[REG_RAX] & mask;
+    uint64_t q, r;
+    if (raw == 0) { q = 0; r = lo; }
+    else if (reg == 7 && raw == mask) { q = lo; r = 0; }  /* INT_MIN / -1 */
+    else return 0;
+    if (bits == 16) {
+        g[REG_RAX] = (greg_t)(((uint64_t)g[REG_RAX] & ~mask) | q);
+        g[REG_RDX] = (greg_t)(((uint64_t)g[REG_RDX] & ~mask) | r);
+    } else {  /* a 32-bit result zero-extends into the register */
+        g[REG_RAX] = (greg_t)q;
+        g[REG_RDX] = (greg_t)r;
+    }
+    g[REG_RIP] += n;
+    return 1;
+}
+#endif
+
+static void pk_on_fpe(int sig, siginfo_t* info, void* uc) {
+#if defined(PK_FIX_DIV)
+    if (__atomic_load_n(&pk_rt_ctl[1], __ATOMIC_RELAXED) > 0 && pk_fix_div((ucontext_t*)uc)) return;
+#endif
+    pk_chain(sig, &pk_old_fpe, info, uc);  /* not a kernel's division: as before */
+}
+
+static void pk_take(int sig, void (*fn)(int, siginfo_t*, void*), struct sigaction* old) {
+    struct sigaction now, mine;
+    if (sigaction(sig, 0, &now) != 0) return;
+    if ((now.sa_flags & SA_SIGINFO) && now.sa_sigaction == fn) return;  /* already ours */
+    if (sig == SIGINT && !(now.sa_flags & SA_SIGINFO) && now.sa_handler == SIG_IGN) return;
+    memset(&mine, 0, sizeof mine);
+    mine.sa_sigaction = fn;
+    /* The flags of the handler it fronts: Python's has no SA_RESTART, so a blocking
+       read still returns EINTR and Python handles Ctrl-C at once. */
+    mine.sa_flags = SA_SIGINFO | (now.sa_flags & (SA_ONSTACK | SA_RESTART));
+    sigemptyset(&mine.sa_mask);
+    *old = now;
+    sigaction(sig, &mine, 0);
+}
+
+/* Puts the handlers in front of the present ones (Python's, faulthandler's, PoCL's). */
+PK_EXPORT void pk_rt_install(void) {
+    pk_take(SIGINT, pk_on_int, &pk_old_int);
+    pk_take(SIGFPE, pk_on_fpe, &pk_old_fpe);
+}
+PK_EXPORT void pk_rt_enter(void) { __atomic_add_fetch(&pk_rt_ctl[1], 1, __ATOMIC_RELAXED); }
+PK_EXPORT void pk_rt_leave(void) { __atomic_sub_fetch(&pk_rt_ctl[1], 1, __ATOMIC_RELAXED); }
+PK_EXPORT int pk_launch(void* const*, const long long*) { return 0; }
+"""
+
+#: [the runtime's library, the address of its ``pk_rt_ctl``], or [None, None] where it
+#: could not be built (then Ctrl-C waits for the launch, and a division by zero traps).
+_RUNTIME: list[Any] = []
+_RT_LOCK = threading.Lock()
+
+
+def _runtime(toolchain: Toolchain) -> tuple[Any, Any]:
+    """The native runtime (built or loaded once per process), with its handlers installed."""
+    if _RUNTIME:
+        return _RUNTIME[0]
+    from types import SimpleNamespace
+
+    with _RT_LOCK:
+        if _RUNTIME:
+            return _RUNTIME[0]
+        stub = SimpleNamespace(name="pk_runtime", source=_RUNTIME_SOURCE, params=(),
+                               bindings=(), user_source="", filename="pk_runtime.cpp")
+        try:
+            lib = _build(toolchain, stub).lib
+        except CompilationError:
+            _RUNTIME.append((None, None))
+            return _RUNTIME[0]
+        lib.pk_rt_install.restype = None
+        lib.pk_rt_enter.restype = None
+        lib.pk_rt_leave.restype = None
+        ctl = ctypes.addressof(ctypes.c_int.in_dll(lib, "pk_rt_ctl"))
+        lib.pk_rt_install()
+        _RUNTIME.append((lib, ctypes.c_void_p(ctl)))
+    return _RUNTIME[0]
+
+
+def runtime_file_name(toolchain: Toolchain) -> str:
+    """The runtime's file name in the disk cache's ``native`` folder (as :func:`_build` keys it)."""
+    from .. import cache
+
+    key = cache.make_key("native", _RUNTIME_SOURCE, tuple(toolchain.flags()),
+                         tuple(toolchain.libs()), toolchain.identity)
+    return f"{key}.so"
+
+
+def runtime_install() -> None:
+    """Put the runtime's signal handlers back in front (after PoCL has started, say)."""
+    if _RUNTIME and _RUNTIME[0][0] is not None:
+        _RUNTIME[0][0].pk_rt_install()
+
+
+def runtime_guard() -> Any:
+    """The runtime (or None) whose ``pk_rt_enter``/``pk_rt_leave`` bracket a PoCL launch."""
+    if not _RUNTIME:
+        toolchain = native_toolchain()
+        if isinstance(toolchain, str):
+            return None
+        _runtime(toolchain)
+    return _RUNTIME[0][0]
+
+
+def _after_fork_in_child() -> None:
+    """A forked child: locks that another thread of the parent held are replaced.
+
+    OpenMP's threads were released before the fork (:func:`_pause_openmp_at_fork`),
+    so the child's first parallel loop starts a new pool; the runtime's signal
+    handlers and the loaded kernels are inherited and stay valid.
+    """
+    global _LOCK, _RT_LOCK
+    _LOCK = threading.Lock()
+    _RT_LOCK = threading.Lock()
+    _BUILD_LOCKS.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def _build(toolchain: Toolchain, rendered: Any) -> _Compiled:
     from .. import cache
 
@@ -279,24 +517,24 @@ def _build(toolchain: Toolchain, rendered: Any) -> _Compiled:
                          toolchain.identity)
     store = cache.default_cache()
     name = f"{key}.so"
-    hit = _load(store.file_path("native", name), rendered)
+    hit = _load(store, name, rendered)
     if hit is not None:
         return hit
     with _LOCK:
         lock = _BUILD_LOCKS.setdefault(key, threading.Lock())
     with lock:
-        hit = _load(store.file_path("native", name), rendered)  # another thread built it
+        hit = _load(store, name, rendered)  # another thread built it
         if hit is not None:
             return hit
-        # ignore_cleanup_errors: where a loaded library cannot be deleted (Windows).
-        with tempfile.TemporaryDirectory(prefix="portakern-", ignore_cleanup_errors=True) as tmp:
+        from ..subprocesses import run, scratch_dir
+
+        with scratch_dir("build") as tmp:
             src = Path(tmp) / f"{rendered.name}.cpp"
             src.write_text(rendered.source, encoding="utf-8")
             built = Path(tmp) / name
             cmd = [toolchain.compiler, *flags, str(src), "-o", str(built), *toolchain.libs()]
             try:
-                done = subprocess.run(cmd, capture_output=True, text=True, check=False,
-                                      timeout=_COMPILE_TIMEOUT)
+                done = run(cmd, timeout=_COMPILE_TIMEOUT)
             except subprocess.TimeoutExpired as exc:
                 raise CompilationError(
                     f"C++ compilation of kernel {rendered.name!r} (CPU, native path) took "
@@ -308,20 +546,21 @@ def _build(toolchain: Toolchain, rendered: Any) -> _Compiled:
                 raise compilation_error(
                     f"C++ compilation of kernel {rendered.name!r} (CPU, native path) failed",
                     done.stderr or done.stdout, rendered, "c")
-            # An unwritable cache warns once; builds then stay in temporary folders.
-            placed = store.put_file("native", name, built)
-            # Loaded before the folder goes: the mapping outlives the file.
-            return _Compiled(ctypes.CDLL(str(placed or built)), rendered, str(placed or built))
+            # An unwritable cache warns once and keeps the build in memory.
+            store.put_library("native", name, built)
+            # Loaded from the private build folder, before it goes: the mapping
+            # outlives the file.
+            return _Compiled(ctypes.CDLL(str(built)), rendered, str(built))
 
 
-def _load(path: Path | None, rendered: Any) -> _Compiled | None:
-    """The cached shared object at ``path``, or None (missing, torn, or not loadable)."""
-    if path is None or not path.is_file():
-        return None
-    try:
-        return _Compiled(ctypes.CDLL(str(path)), rendered, str(path))
-    except OSError:
-        return None  # rebuilt by the caller, which replaces the file
+def _load(store: Any, name: str, rendered: Any) -> _Compiled | None:
+    """The cached shared object ``name``, or None (missing, damaged, or not a kernel).
+
+    :meth:`~portakern.cache.DiskCache.load_library` checks the entry's digest and
+    loads a private copy; a library without ``pk_launch`` is dropped and rebuilt.
+    """
+    return store.load_library("native", name,
+                              lambda lib: _Compiled(lib, rendered, f"<cache>/{name}"))
 
 
 class NativeCPU(NumPyArrays, Backend):
@@ -379,6 +618,11 @@ class NativeCPU(NumPyArrays, Backend):
             except CompilationError as exc:
                 self._failed[rendered.source] = exc
                 raise
+            hit.arrays = stack_arrays(rendered.source)
+            ctl = _runtime(self.toolchain)[1]
+            if ctl is not None:
+                hit.lib.pk_attach.restype = None
+                hit.lib.pk_attach(ctl)
             self._programs[rendered.source] = hit
         return hit
 
@@ -420,14 +664,76 @@ class NativeCPU(NumPyArrays, Backend):
         key = (global_size, local_size, *args[n:])
         geom = compiled.geoms.get(key)
         if geom is None:
+            if compiled.arrays:
+                items = 1
+                for w in local_size:
+                    items *= w
+                check_stack(compiled.name, compiled.arrays, items, "CPU, native path")
             geom = _geometry(args[n:], global_size, local_size)
             if len(compiled.geoms) > 64:
                 compiled.geoms.clear()
             compiled.geoms[key] = geom
-        compiled.fn(last[1], geom)
+        if compiled.fn(last[1], geom):
+            _stopped(compiled)
 
     def synchronize(self) -> None:
         pass  # every launch has finished when it returns
+
+
+class HostedNativeCPU(NativeCPU):
+    """The native path for a ``CPU`` subclass (a plugin's arrays over host memory).
+
+    The plugin's ``array_info`` describes its arrays and hands out NumPy views of
+    their memory (what ``CPU.launch`` takes too); this runs them natively and
+    reports itself as the plugin's backend.
+    """
+
+    def __init__(self, owner: Any, lockstep: bool = False) -> None:
+        super().__init__(lockstep)
+        self.owner = owner
+        self.name = owner.name  # type: ignore[misc]
+
+    def array_info(self, array: Any) -> Any:
+        info = self.owner.array_info(array)
+        if info is not None and not isinstance(info.handle, np.ndarray):
+            return None  # not host memory after all: refused as a foreign array
+        return info
+
+    def allocate(self, shape: Any, dtype: Any) -> Any:
+        return self.owner.allocate(shape, dtype)
+
+    def zeros(self, shape: Any, dtype: Any) -> Any:
+        return self.owner.zeros(shape, dtype)
+
+    def to_device(self, array: np.ndarray) -> Any:
+        return self.owner.to_device(array)
+
+    def to_host(self, array: Any) -> np.ndarray:
+        return self.owner.to_host(array)
+
+    def __eq__(self, other: object) -> bool:
+        return (type(other) is HostedNativeCPU and type(other.owner) is type(self.owner)
+                and other.lockstep == self.lockstep)
+
+    def __hash__(self) -> int:
+        return hash((HostedNativeCPU, type(self.owner), self.lockstep))
+
+    def __repr__(self) -> str:
+        return repr(self.owner)
+
+
+def _stopped(compiled: _Compiled) -> None:
+    """A launch that a SIGINT stopped between workgroups: its results are partial.
+
+    In the main thread Python's own handler raises ``KeyboardInterrupt`` as this
+    function is entered; elsewhere (or with a handler that does not raise) the
+    launch fails rather than return half-written arrays.
+    """
+    from ..errors import LaunchError
+
+    raise LaunchError(f"the launch (CPU, native path, {os.path.basename(compiled.path)}) was "
+                      "stopped by Ctrl-C (SIGINT) before every workgroup ran; its output "
+                      "arrays are partly written")
 
 
 def _geometry(sizes: list, global_size: tuple[int, ...], local_size: tuple[int, ...]) -> Any:

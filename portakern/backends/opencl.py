@@ -56,7 +56,8 @@ def _import_cl() -> Any:
 class _Compiled:
     """A built program's kernel, with its scalar dtypes fixed once."""
 
-    __slots__ = ("kernel", "program", "max_wg", "source", "lock", "last", "__weakref__")
+    __slots__ = ("kernel", "program", "max_wg", "source", "lock", "last", "name", "checked",
+                 "__weakref__")
 
     def __init__(self, program: Any, kernel: Any, max_wg: int, source: str) -> None:
         self.program = program
@@ -68,6 +69,9 @@ class _Compiled:
         self.lock = threading.Lock()
         # CPU(): what the arguments were last set to (see CPU.launch).
         self.last: tuple | None = None
+        self.name = kernel.function_name
+        #: CPU(): the workgroup sizes whose stack need has been checked (see _check_stack).
+        self.checked: set | None = None
 
 
 def _build(cl: Any, context: Any, device: Any, rendered: Any, options: list[str]) -> _Compiled:
@@ -189,6 +193,13 @@ class OpenCL(Backend):
     def cache_key(self) -> Any:
         return ("opencl", self.context.int_ptr, self.device.int_ptr)
 
+    def pickle_recipe(self) -> tuple[tuple, dict] | None:
+        raise TypeError(
+            f"{self!r} cannot be pickled: its PyOpenCL queue belongs to this process. "
+            f"Send the kernel (or a launcher on pk.CPU()) instead and create the OpenCL "
+            f"backend where it runs (pk.OpenCL(queue) inside the task), or let "
+            f"pk.get_backend(array) pick it from the arrays there")
+
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and other.queue == self.queue  # type: ignore[attr-defined]
 
@@ -250,6 +261,8 @@ class OpenCL(Backend):
                local_size: tuple[int, ...]) -> None:
         cl = sys.modules["pyopencl"]
         kernel = compiled.kernel
+        if _FORKED and "pocl" in self.device.platform.name.lower():
+            raise LaunchError(_FORKED[0])
         try:
             with compiled.lock:
                 compiled.last = None  # CPU.launch's record no longer describes the arguments
@@ -340,6 +353,8 @@ class CPU(NumPyArrays, OpenCL):
 
     def _start(self) -> None:
         state = CPU._shared.get("state")
+        if state is None and _FORKED:
+            raise BackendUnavailableError(_FORKED[0])
         if state is None:
             with _START_LOCK:  # not _LOCK: compile() holds that one when it gets here
                 state = CPU._shared.get("state") or _cpu_state()
@@ -359,17 +374,22 @@ class CPU(NumPyArrays, OpenCL):
         The native path (:mod:`portakern.backends.native`) runs a kernel unless it
         has ``@synchronize``/``@localmem`` and a jump statement (which would leave
         the work-item loops), no C++ compiler with OpenMP is found, or
-        ``PORTAKERN_CPU=opencl``. (A kernel whose C++ does not compile, or that
-        reads a per-item value around a barrier, moves to PoCL at its first launch.)
+        ``PORTAKERN_CPU=opencl``. (A kernel whose C++ does not compile moves to PoCL at
+        its first launch. Control flow around a barrier that depends on a per-item
+        value is a ``KernelSyntaxError`` on every path, never a reason to move.)
         ``PORTAKERN_CPU=native`` makes a missing compiler an error instead. A
-        subclass (a plugin's backend, with arrays of its own) keeps the OpenCL path
-        it was written for.
+        subclass (a plugin's backend, with arrays of its own) gets the native path too
+        when its arrays are host memory, that is when it keeps ``CPU.launch`` (which
+        takes the NumPy arrays its ``array_info`` hands out); one with a launch of its
+        own keeps the OpenCL path it was written for.
         """
-        if type(self) is not CPU:
+        if type(self) is not CPU and not _hosts_numpy(type(self)):
             return self
         native = _native_backend()
         if native is None:
             return self
+        if type(self) is not CPU:
+            native = _hosted_native(self, native)
         from ..lower import lockstep_blocker, needs_lockstep
 
         kdef = kernel._parse("c")[1]
@@ -403,7 +423,10 @@ class CPU(NumPyArrays, OpenCL):
             return str(exc)
         toolchain = native_toolchain()
         native = mode != "opencl" and not isinstance(toolchain, str)
-        if mode == "opencl":
+        if not _hosts_numpy(cls):
+            native = False
+            parts = [f"native path not used ({cls.__name__} has a launch of its own)"]
+        elif mode == "opencl":
             parts = ["native path off (PORTAKERN_CPU=opencl)"]
         elif isinstance(toolchain, str):
             parts = [f"native path unavailable: {toolchain}"]
@@ -440,6 +463,10 @@ class CPU(NumPyArrays, OpenCL):
     def __hash__(self) -> int:
         return hash(CPU)
 
+    def pickle_recipe(self) -> tuple[tuple, dict] | None:
+        # CPU() travels as CPU(); a plugin's subclass with its own constructor decides.
+        return ((), {}) if type(self).__init__ is CPU.__init__ else None
+
     def __repr__(self) -> str:
         return "CPU()"
 
@@ -447,11 +474,18 @@ class CPU(NumPyArrays, OpenCL):
                local_size: tuple[int, ...]) -> None:
         cl = sys.modules["pyopencl"]
         kernel = compiled.kernel
+        if _FORKED:
+            raise LaunchError(_FORKED[0])
+        guard = _guard()
+        if guard is not None:
+            guard.pk_rt_enter()  # the native runtime's SIGFPE handler fixes a division
         try:
             with compiled.lock:
                 # Relaunching with the same arrays and scalars: the kernel's arguments
                 # are still set. Setting them again costs PoCL ~6 us of a ~30 us launch.
                 last = compiled.last
+                if compiled.checked is None or local_size not in compiled.checked:
+                    _check_stack(compiled, local_size)
                 if last is None or not _same_args(last, args):
                     compiled.last = None  # until set_args has succeeded
                     record = _host_buffers(cl, self.context, args, compiled)
@@ -465,7 +499,86 @@ class CPU(NumPyArrays, OpenCL):
             raise LaunchError(
                 f"OpenCL launch of {kernel.function_name!r} failed (global {global_size}, "
                 f"local {local_size}): {exc}") from exc
+        finally:
+            if guard is not None:
+                guard.pk_rt_leave()
 
+
+def _check_stack(compiled: _Compiled, local_size: tuple[int, ...]) -> None:
+    """Refuse private arrays larger than a PoCL worker thread's stack (a SIGSEGV).
+
+    PoCL keeps ``@localmem`` off the stack; its worker threads have the process's
+    default thread stack (``ulimit -s``).
+    """
+    from .host import check_stack, stack_arrays
+
+    arrays = stack_arrays(compiled.source)
+    check_stack(compiled.name, arrays, 1, "CPU, OpenCL path", omp=False, count_local=False)
+    if compiled.checked is None:
+        compiled.checked = set()
+    compiled.checked.add(local_size)
+
+
+_GUARD: list[Any] = []
+
+
+def _guard() -> Any:
+    """The native runtime (see :func:`portakern.backends.native.runtime_guard`), or None.
+
+    PoCL's worker threads run a kernel's integer division: the runtime's SIGFPE
+    handler gives it the native path's defined result (PoCL's own handler would
+    step over the instruction and leave the dividend). Without a C++ compiler
+    there is no runtime, and PoCL's behaviour stands.
+    """
+    if not _GUARD:
+        from .native import runtime_guard, runtime_install
+
+        try:
+            lib = runtime_guard()
+        except Exception:  # noqa: BLE001 - a missing runtime only loses the fix
+            lib = None
+        if lib is not None:
+            lib.pk_rt_enter.restype = None
+            lib.pk_rt_leave.restype = None
+            runtime_install()  # in front of the handler PoCL installed when it started
+        _GUARD.append(lib)
+    return _GUARD[0]
+
+
+
+#: Set in a forked child of a process that had loaded PyOpenCL: why PoCL cannot run there.
+_FORKED: list[str] = []
+
+
+def _after_fork_in_child() -> None:
+    """A forked child: fresh locks, and no PoCL.
+
+    A lock that another thread of the parent held at the fork (first-use setup, a
+    launch) would never be released in the child: each is replaced. PoCL's worker
+    threads do not survive a fork (the child's first launch would wait forever in
+    ``clWaitForEvents``), and PoCL cannot be restarted in the same process: once the
+    parent has loaded PyOpenCL, the child's ``CPU()`` runs what the native path runs
+    and refuses the rest with a clear error (use the ``forkserver`` or ``spawn``
+    start method of ``multiprocessing`` for PoCL in children).
+    """
+    global _LOCK, _START_LOCK
+    _LOCK = threading.Lock()
+    _START_LOCK = threading.Lock()
+    from . import base
+
+    base._LOCK = threading.Lock()
+    if "pyopencl" in sys.modules and not _FORKED:
+        _FORKED.append(
+            "the OpenCL (PoCL) path cannot run in a process forked from one that had "
+            "started OpenCL: PoCL's worker threads do not survive fork(). Start worker "
+            "processes with multiprocessing's 'forkserver' or 'spawn' method, or start "
+            "OpenCL only in the children")
+        CPU._shared.clear()
+        _BY_QUEUE.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 _CPU_STATE = frozenset({"queue", "context", "device", "_programs", "_max_wg", "_max_items",
@@ -503,6 +616,32 @@ def _native_backend() -> Any:
             f"PORTAKERN_CPU=native, but {NativeCPU.available().reason}; unset PORTAKERN_CPU "
             f"to run on the CPU OpenCL device instead")
     return native
+
+
+def _hosts_numpy(cls: type) -> bool:
+    """Whether a ``CPU`` (sub)class launches NumPy arrays over host memory: ``CPU.launch``.
+
+    Its ``array_info`` then hands out NumPy arrays (``CPU.launch`` wraps nothing
+    else), which the native path can run as well.
+    """
+    return cls is CPU or (issubclass(cls, CPU) and cls.launch is CPU.launch)
+
+
+_HOSTED: dict[type, tuple] = {}
+
+
+def _hosted_native(owner: CPU, native: tuple) -> Any:
+    """The native path's backends for a ``CPU`` subclass: its arrays, the native launch."""
+    pair = _HOSTED.get(type(owner))
+    if pair is None:
+        from .native import HostedNativeCPU
+
+        with _LOCK:
+            pair = _HOSTED.get(type(owner))
+            if pair is None:
+                pair = _HOSTED[type(owner)] = (HostedNativeCPU(owner),
+                                               HostedNativeCPU(owner, lockstep=True))
+    return pair
 
 
 def _host_buffers(cl: Any, context: Any, args: list, compiled: _Compiled) -> tuple:

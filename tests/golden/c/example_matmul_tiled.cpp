@@ -41,8 +41,14 @@ typedef float T;
 
 #line 13 "portakern/examples/matmul_tiled.pk"
 
-extern "C" PK_EXPORT void pk_launch(void* const* pk_argv, const long long* pk_geom)
+static int* pk_ctl = 0;
+extern "C" PK_EXPORT void pk_attach(int* ctl) { pk_ctl = ctl; }
+extern "C" PK_EXPORT int pk_launch(void* const* pk_argv, const long long* pk_geom)
 {
+    int* const pk_c = pk_ctl;
+    const int pk_gen = pk_c ? __atomic_load_n(pk_c, __ATOMIC_RELAXED) : 0;
+    int pk_stopped = 0;
+    if (pk_c) __atomic_add_fetch(pk_c + 1, 1, __ATOMIC_RELAXED);
     float* c = (float*)pk_argv[0];
     const float* __restrict__ a = (const float*)pk_argv[1];
     const float* __restrict__ b = (const float*)pk_argv[2];
@@ -59,6 +65,10 @@ extern "C" PK_EXPORT void pk_launch(void* const* pk_argv, const long long* pk_ge
     const long long pk_items = pk_ls0 * pk_ls1;
 #pragma omp parallel for schedule(static) if (pk_groups > 1)
     for (long long pk_grp = 0; pk_grp < pk_groups; ++pk_grp) {
+        if (pk_c && __atomic_load_n(pk_c, __ATOMIC_RELAXED) != pk_gen) {  /* Ctrl-C */
+            __atomic_store_n(&pk_stopped, 1, __ATOMIC_RELAXED);
+            continue;
+        }
         const long long pk_g0 = pk_grp % pk_ng0;
         const long long pk_g1 = pk_grp / pk_ng0;
 #line 18 "portakern/examples/matmul_tiled.pk"
@@ -161,4 +171,6 @@ acc += ta[li][15] * tb[15][lj];}
 }
 
     }
+    if (pk_c) __atomic_sub_fetch(pk_c + 1, 1, __ATOMIC_RELAXED);
+    return pk_stopped;
 }

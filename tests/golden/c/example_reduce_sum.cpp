@@ -48,8 +48,14 @@ typedef float T;
 
 #line 15 "portakern/examples/reduce.pk"
 
-extern "C" PK_EXPORT void pk_launch(void* const* pk_argv, const long long* pk_geom)
+static int* pk_ctl = 0;
+extern "C" PK_EXPORT void pk_attach(int* ctl) { pk_ctl = ctl; }
+extern "C" PK_EXPORT int pk_launch(void* const* pk_argv, const long long* pk_geom)
 {
+    int* const pk_c = pk_ctl;
+    const int pk_gen = pk_c ? __atomic_load_n(pk_c, __ATOMIC_RELAXED) : 0;
+    int pk_stopped = 0;
+    if (pk_c) __atomic_add_fetch(pk_c + 1, 1, __ATOMIC_RELAXED);
     float* partial = (float*)pk_argv[0];
     const float* __restrict__ x = (const float*)pk_argv[1];
     const long long pk_n0 = pk_geom[0];
@@ -60,6 +66,10 @@ extern "C" PK_EXPORT void pk_launch(void* const* pk_argv, const long long* pk_ge
     const long long pk_items = pk_ls0;
 #pragma omp parallel for schedule(static) if (pk_groups > 1)
     for (long long pk_grp = 0; pk_grp < pk_groups; ++pk_grp) {
+        if (pk_c && __atomic_load_n(pk_c, __ATOMIC_RELAXED) != pk_gen) {  /* Ctrl-C */
+            __atomic_store_n(&pk_stopped, 1, __ATOMIC_RELAXED);
+            continue;
+        }
         const long long pk_g0 = pk_grp;
 #line 16 "portakern/examples/reduce.pk"
 T buf[256];
@@ -87,4 +97,6 @@ const long long n = (pk_n0);
 }}
 
     }
+    if (pk_c) __atomic_sub_fetch(pk_c + 1, 1, __ATOMIC_RELAXED);
+    return pk_stopped;
 }

@@ -44,8 +44,14 @@ long long i = (pk_g2 * pk_ls2 + pk_l2), j = (pk_g1 * pk_ls1 + pk_l1), k = (pk_g0
 
 }
 
-extern "C" PK_EXPORT void pk_launch(void* const* pk_argv, const long long* pk_geom)
+static int* pk_ctl = 0;
+extern "C" PK_EXPORT void pk_attach(int* ctl) { pk_ctl = ctl; }
+extern "C" PK_EXPORT int pk_launch(void* const* pk_argv, const long long* pk_geom)
 {
+    int* const pk_c = pk_ctl;
+    const int pk_gen = pk_c ? __atomic_load_n(pk_c, __ATOMIC_RELAXED) : 0;
+    int pk_stopped = 0;
+    if (pk_c) __atomic_add_fetch(pk_c + 1, 1, __ATOMIC_RELAXED);
     float* const pk_a0 = (float*)pk_argv[0];
     const float* const pk_a1 = (const float*)pk_argv[1];
     const long long pk_n0 = pk_geom[0];
@@ -63,6 +69,10 @@ extern "C" PK_EXPORT void pk_launch(void* const* pk_argv, const long long* pk_ge
     const long long pk_groups = pk_ng0 * pk_ng1 * pk_ng2;
 #pragma omp parallel for schedule(static) if (pk_groups > 1)
     for (long long pk_grp = 0; pk_grp < pk_groups; ++pk_grp) {
+        if (pk_c && __atomic_load_n(pk_c, __ATOMIC_RELAXED) != pk_gen) {  /* Ctrl-C */
+            __atomic_store_n(&pk_stopped, 1, __ATOMIC_RELAXED);
+            continue;
+        }
         const long long pk_g0 = pk_grp % pk_ng0;
         const long long pk_end0 = pk_ext0 - pk_g0 * pk_ls0 < pk_ls0 ? pk_ext0 - pk_g0 * pk_ls0 : pk_ls0;
         const long long pk_g1 = pk_grp / pk_ng0 % pk_ng1;
@@ -75,4 +85,6 @@ extern "C" PK_EXPORT void pk_launch(void* const* pk_argv, const long long* pk_ge
         for (long long pk_l0 = 0; pk_l0 < pk_end0; ++pk_l0)
             pk_item_stencil(pk_a0, pk_a1, pk_n0, pk_n1, pk_n2, pk_l0, pk_g0, pk_ls0, pk_ng0, pk_l1, pk_g1, pk_ls1, pk_ng1, pk_l2, pk_g2, pk_ls2, pk_ng2);
     }
+    if (pk_c) __atomic_sub_fetch(pk_c + 1, 1, __ATOMIC_RELAXED);
+    return pk_stopped;
 }

@@ -35,8 +35,14 @@ static inline float clampf(float v) { return fmin(fmax(v, 0.0f), 1.0f); }
 
 #line 3 "tests/private_uniform_loop_barrier.pk"
 
-extern "C" PK_EXPORT void pk_launch(void* const* pk_argv, const long long* pk_geom)
+static int* pk_ctl = 0;
+extern "C" PK_EXPORT void pk_attach(int* ctl) { pk_ctl = ctl; }
+extern "C" PK_EXPORT int pk_launch(void* const* pk_argv, const long long* pk_geom)
 {
+    int* const pk_c = pk_ctl;
+    const int pk_gen = pk_c ? __atomic_load_n(pk_c, __ATOMIC_RELAXED) : 0;
+    int pk_stopped = 0;
+    if (pk_c) __atomic_add_fetch(pk_c + 1, 1, __ATOMIC_RELAXED);
     float* y = (float*)pk_argv[0];
     const float* __restrict__ x = (const float*)pk_argv[1];
     const int steps = *(const int*)pk_argv[2];
@@ -48,6 +54,10 @@ extern "C" PK_EXPORT void pk_launch(void* const* pk_argv, const long long* pk_ge
     const long long pk_items = pk_ls0;
 #pragma omp parallel for schedule(static) if (pk_groups > 1)
     for (long long pk_grp = 0; pk_grp < pk_groups; ++pk_grp) {
+        if (pk_c && __atomic_load_n(pk_c, __ATOMIC_RELAXED) != pk_gen) {  /* Ctrl-C */
+            __atomic_store_n(&pk_stopped, 1, __ATOMIC_RELAXED);
+            continue;
+        }
         const long long pk_g0 = pk_grp;
 #line 4 "tests/private_uniform_loop_barrier.pk"
 float tile[TILE + 2];
@@ -74,4 +84,6 @@ i =  ((pk_g0 * pk_ls0 + pk_l0));
 }}
 
     }
+    if (pk_c) __atomic_sub_fetch(pk_c + 1, 1, __ATOMIC_RELAXED);
+    return pk_stopped;
 }

@@ -1,0 +1,419 @@
+"""Faults on CPU()'s paths (issue 12): division by zero, Ctrl-C, fork, stack limits.
+
+Each check that could crash or hang the test process runs in a subprocess.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import portakern as pk
+from portakern.backends.native import NativeCPU
+
+native = pytest.mark.skipif(not NativeCPU.available().ok, reason="no C++ compiler with OpenMP")
+linux_x86 = pytest.mark.skipif(not (sys.platform.startswith("linux")
+                                    and os.uname().machine in ("x86_64", "AMD64")),
+                               reason="the division fix-up decodes x86-64 instructions")
+
+
+def _run(code: str, env: dict | None = None, timeout: float = 240) -> subprocess.CompletedProcess:
+    full = dict(os.environ, **(env or {}))
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=full,
+                          capture_output=True, text=True, timeout=timeout, check=False)
+
+
+_DIVIDE = """
+import json, numpy as np, portakern as pk
+src = '''@kernel void d(T* q, T* r, const T* a, const T* b) {
+  const int i = @index(Global, Linear); q[i] = a[i] / b[i]; r[i] = a[i] % b[i]; }'''
+out = {}
+for dt in (np.int32, np.int64, np.uint32, np.int16):
+    lo = np.iinfo(dt).min
+    a = np.array([7, lo, lo, 5, 0] if lo else [7, 9, 0, 5, 0], dt)
+    b = np.array([0, -1, 0, 2, 0] if lo else [0, 0, 0, 2, 0], dt)
+    q, r = np.zeros_like(a), np.zeros_like(a)
+    pk.kernel(src)(q, r, a, b, ndrange=a.shape)
+    out[np.dtype(dt).name] = [q.tolist(), r.tolist()]
+print(json.dumps(out))
+"""
+
+
+@native
+@linux_x86
+@pytest.mark.parametrize("path", ["native", "opencl"])
+def test_integer_division_by_zero_has_one_result(path):
+    if path == "opencl" and not pk.CPU.opencl_available().ok:
+        pytest.skip("no CPU OpenCL device")
+    import json
+
+    done = _run(_DIVIDE, {"PORTAKERN_CPU": path})
+    assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    # x / 0 == 0, x % 0 == x, MIN / -1 == MIN, MIN % -1 == 0 (docs/cpu.md).
+    for dt in ("int32", "int64", "int16"):
+        lo = int(np.iinfo(dt).min)
+        assert got[dt] == [[0, lo, 0, 2, 0], [7, 0, lo, 1, 0]], dt
+    assert got["uint32"] == [[0, 0, 0, 2, 0], [7, 9, 0, 1, 0]]
+
+
+_SPIN = """
+import sys, numpy as np, portakern as pk
+k = pk.kernel('''@kernel void spin(float* y, const long n) {
+  const int i = @index(Global, Linear); float a = y[i];
+  for (long j = 0; j < n; ++j) a = a * 0.999f + 1.0f;
+  y[i] = a; }''')
+y = np.zeros(1 << 16, np.float32)
+k(y, np.int64(10), ndrange=y.shape, workgroupsize=16)   # compiled and warm
+print("ready", flush=True)
+try:
+    k(y, np.int64(20_000_000), ndrange=y.shape, workgroupsize=16)  # ~0.4 s a group, 4096 groups
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+    sys.exit(3)
+"""
+
+
+@native
+@pytest.mark.parametrize("path", ["native"])
+def test_ctrl_c_stops_a_long_launch(path):
+    env = dict(os.environ, PORTAKERN_CPU=path)
+    p = subprocess.Popen([sys.executable, "-c", _SPIN], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline().strip() == "ready"
+        # The launch has begun once the child reports "ready" and calls it; a SIGINT
+        # that arrives before the first workgroup still stops it (the counter is read
+        # at entry), and one that arrives during it stops it at the next group.
+        import time
+
+        time.sleep(0.5)  # not a correctness timing: any value >= 0 gives the same outcome
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 3, err[-2000:]
+    assert "interrupted" in out
+
+
+_FORK_SCRIPT = '''
+import json, os, sys, threading
+import multiprocessing as mp
+import numpy as np
+import portakern as pk
+from portakern.errors import BackendUnavailableError, LaunchError
+
+INC = "@kernel void inc(float* y) { y[@index(Global, Linear)] += 1.0f; }"
+# A barrier kernel with a jump statement: only the OpenCL (PoCL) path runs it.
+POCL_ONLY = """@kernel void shift(float* y) {
+  @localmem float t[64];
+  const int i = @index(Local, Linear);
+  t[i] = y[@index(Global, Linear)];
+  @synchronize;
+  for (int k = 0; k < 1; ++k) { if (i == 1000) break; }
+  y[@index(Global, Linear)] = t[63 - i] + 1.0f;
+}"""
+
+
+def child(q):
+    out = {}
+    z = np.zeros(4096, np.float32)
+    pk.kernel(INC)(z, ndrange=z.shape)
+    out["native"] = float(z.sum())
+    w = np.arange(64, dtype=np.float32)
+    try:
+        pk.kernel(POCL_ONLY)(w, ndrange=w.shape, workgroupsize=64)
+        out["pocl"] = float(w[0])
+    except (BackendUnavailableError, LaunchError) as exc:
+        out["pocl"] = "refused: " + str(exc)[:60]
+    q.put(out)
+
+
+if __name__ == "__main__":
+    method = sys.argv[1]
+    y = np.zeros(4096, np.float32)
+    pk.kernel(INC)(y, ndrange=y.shape)                                  # native, OpenMP pool up
+    w = np.arange(64, dtype=np.float32)
+    pk.kernel(POCL_ONLY)(w, ndrange=w.shape, workgroupsize=64)          # PoCL started
+    assert w[0] == 64.0, w[:4]
+    ctx = mp.get_context(method)
+    q = ctx.Queue()
+    p = ctx.Process(target=child, args=(q,))
+    p.start()
+    p.join(120)
+    if p.is_alive():
+        p.kill()
+        print(json.dumps({"hung": True}))
+        sys.exit(1)
+    got = q.get(timeout=10)
+    # The parent still runs both paths after the fork.
+    pk.kernel(INC)(y, ndrange=y.shape)
+    w = np.arange(64, dtype=np.float32)
+    pk.kernel(POCL_ONLY)(w, ndrange=w.shape, workgroupsize=64)
+    got["parent"] = [float(y.sum()), float(w[0])]
+    print(json.dumps(got))
+'''
+
+
+@native
+@pytest.mark.parametrize("method", ["fork", "forkserver"])
+def test_a_child_of_a_pocl_parent_launches(method, tmp_path):
+    if not pk.CPU.opencl_available().ok:
+        pytest.skip("no CPU OpenCL device")
+    import json
+
+    script = tmp_path / "forking.py"
+    script.write_text(_FORK_SCRIPT)
+    env = dict(os.environ)
+    env.pop("PORTAKERN_CPU", None)
+    done = subprocess.run([sys.executable, str(script), method], env=env, capture_output=True,
+                          text=True, timeout=300, check=False)
+    assert done.returncode == 0, (done.stdout[-2000:], done.stderr[-3000:])
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    assert got["native"] == 4096.0
+    assert got["parent"] == [8192.0, 64.0]
+    if method == "forkserver":
+        assert got["pocl"] == 64.0
+    else:
+        # PoCL's threads do not survive fork(): a clear refusal, never a hang.
+        assert got["pocl"].startswith("refused: the OpenCL (PoCL) path cannot run"), got
+
+
+_LOCK_SCRIPT = '''
+import json, os, sys, threading
+import multiprocessing as mp
+import numpy as np
+import portakern as pk
+from portakern.backends import native, opencl
+
+INC = "@kernel void inc(float* y) { y[@index(Global, Linear)] += 1.0f; }"
+
+
+def child(q):
+    z = np.zeros(4096, np.float32)
+    pk.kernel(INC)(z, ndrange=z.shape)
+    q.put(float(z.sum()))
+
+
+if __name__ == "__main__":
+    # Another thread is inside first-use setup, holding portakern's locks, when the fork
+    # happens: deterministic, the thread holds them until the child has finished.
+    held, release = threading.Event(), threading.Event()
+
+    def setup():
+        with opencl._LOCK, opencl._START_LOCK, native._LOCK, native._RT_LOCK:
+            held.set()
+            release.wait()
+
+    t = threading.Thread(target=setup)
+    t.start()
+    held.wait()
+    ctx = mp.get_context("fork")
+    q = ctx.Queue()
+    p = ctx.Process(target=child, args=(q,))
+    p.start()
+    p.join(120)
+    alive = p.is_alive()
+    if alive:
+        p.kill()
+    release.set()
+    t.join()
+    print(json.dumps({"hung": alive, "sum": None if alive else q.get(timeout=10)}))
+'''
+
+
+@native
+def test_fork_while_another_thread_holds_the_setup_locks(tmp_path):
+    import json
+
+    script = tmp_path / "locks.py"
+    script.write_text(_LOCK_SCRIPT)
+    env = dict(os.environ)
+    env.pop("PORTAKERN_CPU", None)
+    done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
+                          text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {"hung": False, "sum": 4096.0}
+
+
+_BIG_LOCAL = """@kernel void big(float* y) {
+  @localmem float t[16777216];
+  const int i = @index(Local, Linear);
+  t[i * 4096] = 1.0f;
+  @synchronize;
+  y[@index(Global, Linear)] = t[i * 4096]; }"""
+_BIG_PRIVATE = """@kernel void big(float* y) {
+  @private float acc[4194304];
+  const int i = @index(Global, Linear);
+  for (int j = 0; j < 4194304; j += 1024) acc[j] = j + i;
+  y[i] = acc[4096 * (i % 7)]; }"""
+
+
+@pytest.mark.parametrize("path", ["native", "opencl"])
+@pytest.mark.parametrize("which", ["local", "private"])
+def test_arrays_larger_than_the_stack_are_refused(path, which):
+    # 64 MiB of @localmem / 16 MiB of @private per work-item: a SIGSEGV before.
+    if path == "native" and not NativeCPU.available().ok:
+        pytest.skip("no C++ compiler with OpenMP")
+    if path == "opencl" and not pk.CPU.opencl_available().ok:
+        pytest.skip("no CPU OpenCL device")
+    src, name, size = ((_BIG_LOCAL, "t", "64.0 MiB") if which == "local"
+                       else (_BIG_PRIVATE, "acc", "16.0 MiB"))
+    code = f"""
+    import resource, numpy as np, portakern as pk
+    from portakern.errors import LaunchError
+    y = np.zeros(64, np.float32)
+    try:
+        pk.kernel({src!r})(y, ndrange=y.shape, workgroupsize=64)
+        print("ran")
+    except LaunchError as exc:
+        print("refused:", exc)
+    """
+    done = _run(code, {"PORTAKERN_CPU": path})
+    assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
+    out = done.stdout.strip().splitlines()[-1]
+    if path == "opencl" and which == "local":
+        assert out == "ran"  # PoCL keeps @localmem on the heap
+    else:
+        assert out.startswith("refused:"), out
+        assert f"'{name}' ({size}" in out and "stack" in out
+
+
+def test_stack_arrays_reads_sizes_from_the_rendering():
+    from portakern.backends.host import stack_arrays
+
+    src = """
+    #define N 1024
+    #define M (N / 2)
+    typedef double T;
+    __local float t[N * 4];
+    T acc[M][3u];
+    float pk_priv_x[pk_items][16];
+    float unknown[n];
+    y[i] = t[i];
+    """
+    got = {(a.name, a.nbytes, a.per_item, a.local) for a in stack_arrays(src)}
+    assert got == {("t", 16384, False, True), ("acc", 512 * 3 * 8, False, False),
+                   ("x", 64, True, False)}
+
+
+@native
+def test_openmp_threads_wait_passively_by_default():
+    code = """
+    import os, numpy as np, portakern as pk
+    y = np.zeros(8, np.float32)
+    pk.kernel("@kernel void inc(float* y) { y[@index(Global, Linear)] += 1.0f; }")(
+        y, ndrange=y.shape)
+    print(os.environ.get("OMP_WAIT_POLICY"), os.environ.get("OMP_STACKSIZE"))
+    """
+    env = dict(os.environ)
+    for v in ("OMP_WAIT_POLICY", "OMP_STACKSIZE"):
+        env.pop(v, None)
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env,
+                          capture_output=True, text=True, timeout=240, check=False)
+    assert done.stdout.split() == ["passive", "64M"], done.stderr[-2000:]
+    # A user's choice stands.
+    done = _run(code, {"OMP_WAIT_POLICY": "active"})
+    assert done.stdout.split()[0] == "active"
+
+
+@native
+def test_busy_machine_bench_row():
+    from portakern import bench
+
+    row = bench.bench_busy(launches=5)
+    assert row.name == "launch on a busy machine" and row.seconds > 0
+    assert row.baseline_seconds > 0 and "load average" in row.note
+
+
+class _Boxed:
+    """A plugin's array type over host memory."""
+
+    def __init__(self, data: np.ndarray) -> None:
+        self.data = data
+
+
+class _BoxedCPU(pk.CPU):
+    name = "BoxedCPU"
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self)
+
+    def __hash__(self) -> int:
+        return hash(type(self))
+
+    def array_info(self, array):
+        from portakern.backends.base import ArrayInfo
+
+        if not isinstance(array, _Boxed):
+            return None
+        a = array.data
+        return ArrayInfo(a.dtype, a.shape, a.flags.c_contiguous, a.flags.writeable, a)
+
+
+@native
+def test_cpu_subclasses_over_host_memory_run_natively():
+    from portakern.backends.native import HostedNativeCPU
+
+    backend = _BoxedCPU()
+    k = pk.kernel("@kernel void inc(float* y, const float* x) "
+                  "{ const long i = @index(Global, Linear); y[i] += x[i]; }")
+    runner = backend.executor(k)
+    assert isinstance(runner, HostedNativeCPU) and repr(runner) == repr(backend)
+    y, x = _Boxed(np.zeros(5000, np.float32)), _Boxed(np.arange(5000, dtype=np.float32))
+    k(backend)(y, x, ndrange=(5000,))
+    k(backend)(y, x, ndrange=(5000,))
+    np.testing.assert_array_equal(y.data, 2 * x.data)
+    assert "native: " in _BoxedCPU.describe(start=False)
+
+    class OwnLaunch(_BoxedCPU):
+        def launch(self, *args):  # pragma: no cover - never reached
+            raise AssertionError
+
+    assert OwnLaunch().executor(k) is not None
+    assert not isinstance(OwnLaunch().executor(k), HostedNativeCPU)
+    assert "native path not used" in OwnLaunch.describe(start=False)
+
+
+@native
+@linux_x86
+def test_a_division_by_a_literal_zero_is_not_a_trap():
+    # GCC turns x / 0 it can see into ud2 (SIGILL) unless told not to.
+    code = """
+    import numpy as np, portakern as pk
+    src = '''@kernel void d(int* q, const int* a, const int z) {
+      int i = @index(Global, Linear); q[i] = a[i] / 0 + (a[i] % z) * 1000 + a[i] / z; }'''
+    a = np.array([7, -7, 5], np.int32); q = np.zeros_like(a)
+    pk.kernel(src)(q, a, np.int32(0), ndrange=a.shape)
+    print(q.tolist())
+    """
+    done = _run(code, {"PORTAKERN_CPU": "native"})
+    assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
+    assert done.stdout.strip().splitlines()[-1] == "[7000, -7000, 5000]"
+
+
+@native
+def test_ctrl_c_still_interrupts_a_blocking_read():
+    # The runtime's SIGINT handler takes the flags of Python's (no SA_RESTART): a read
+    # that waits is still interrupted, and KeyboardInterrupt raised at once.
+    code = """
+    import os, signal, threading, numpy as np, portakern as pk
+    y = np.zeros(8, np.float32)
+    pk.kernel("@kernel void inc(float* y) { y[@index(Global, Linear)] += 1.0f; }")(
+        y, ndrange=y.shape)
+    r, w = os.pipe()
+    threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+    try:
+        os.read(r, 1)
+    except KeyboardInterrupt:
+        print("interrupted")
+    """
+    done = _run(code, timeout=120)
+    assert done.stdout.strip().splitlines()[-1:] == ["interrupted"], done.stderr[-2000:]
