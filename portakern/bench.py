@@ -840,8 +840,7 @@ def format_table(rows: Sequence[Row]) -> str:
     return "\n".join(out + notes)
 
 
-def write_plot(rows: Sequence[Row], path: str) -> None:
-    """A bar chart of the ratios (log scale), one bar per row; needs matplotlib."""
+def _pyplot() -> Any:
     try:
         import matplotlib
 
@@ -849,6 +848,28 @@ def write_plot(rows: Sequence[Row], path: str) -> None:
         import matplotlib.pyplot as plt
     except ImportError:
         raise ImportError("--plot needs matplotlib: pip install 'portakern[plot]'") from None
+    return plt
+
+
+def machine_label() -> str:
+    """One line naming the machine a run was measured on: CPU, cores, load, Python."""
+    import platform
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            cpu = next((ln.split(":", 1)[1].strip() for ln in f
+                        if ln.startswith("model name")), cpu)
+    except OSError:
+        pass
+    load = f", load {os.getloadavg()[0]:.1f}" if hasattr(os, "getloadavg") else ""
+    return (f"{cpu}, {os.cpu_count()} cores{load}, Python {platform.python_version()}, "
+            f"{platform.system()}")
+
+
+def write_plot(rows: Sequence[Row], path: str) -> None:
+    """A bar chart of the ratios (log scale), one bar per row; needs matplotlib."""
+    plt = _pyplot()
     shown = [r for r in rows if math.isfinite(r.ratio) and r.ratio > 0]
     fig, ax = plt.subplots(figsize=(10, 0.3 * len(shown) + 1.5))
     labels = [f"{r.name} [{r.backend}] vs {r.baseline}" for r in shown]
@@ -859,6 +880,7 @@ def write_plot(rows: Sequence[Row], path: str) -> None:
     ax.set_xscale("log")
     ax.axvline(1.0, color="black", linewidth=0.8)
     ax.set_xlabel("portakern time / baseline time (left of 1: portakern faster)")
+    ax.set_title(f"portakern bench\n{machine_label()}", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -894,6 +916,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("portakern bench: --repeats must be >= 1", file=sys.stderr)
         return 2
     only = [s.strip() for s in opts.only.split(",") if s.strip()]
+    if opts.plot:
+        try:
+            _pyplot()  # before the run, not after minutes of measuring
+        except ImportError as exc:
+            print(f"portakern bench: {exc}", file=sys.stderr)
+            return 1
     if opts.dask:
         return _main_dask(opts)
     try:

@@ -4,6 +4,7 @@ it measures: exact-fit launches without the bounds mask, ndranges past 2**31."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 import types
 
@@ -114,7 +115,7 @@ def test_plot_needs_matplotlib(tmp_path, monkeypatch, capsys):
                          "--plot", str(tmp_path / "b.png")])
     assert status == 1
     assert "pip install 'portakern[plot]'" in capsys.readouterr().err
-    assert (tmp_path / "b.json").exists()  # the measurements are kept all the same
+    assert not (tmp_path / "b.json").exists()  # refused before anything was measured
 
 
 def test_plot_with_matplotlib(tmp_path):
@@ -303,3 +304,8 @@ def test_1d_ndrange_beyond_int32(n, cpu_path):
     out = np.zeros(4, np.int64)
     k(out, np.int64(n), ndrange=n)
     np.testing.assert_array_equal(out, [n - 4 + i for i in range(4)])
+
+
+def test_machine_label_names_cores_and_load():
+    label = bench.machine_label()
+    assert f"{os.cpu_count()} cores" in label and "Python" in label
