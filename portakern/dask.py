@@ -393,6 +393,18 @@ def _check_args(fn: ChunkKernel, args: tuple, ndim: int) -> None:
             f"got {len(args)}")
 
 
+def _prepare(fn: ChunkKernel, args: tuple, global_args: bool,
+             what: str) -> tuple[tuple, list, int, list]:
+    """Check and align the arguments of a wrapper; its arrays, rank and output metas."""
+    arrays = _dask_arrays(args)
+    if not arrays:
+        raise TypeError(f"{what} needs at least one dask array argument")
+    ndim = arrays[0].ndim
+    _check_args(fn, args, ndim)
+    args, _ = _aligned(args, arrays, strict=global_args)
+    return args, arrays, ndim, _metas(fn, args, ndim)
+
+
 def map_blocks(kernel: Kernel | Launcher, *args: Any, out: Any = None, inout: Any = None,
                global_args: bool = False, workgroupsize: Any = None) -> Any:
     """Run an elementwise kernel on every chunk of Dask arrays.
@@ -404,13 +416,7 @@ def map_blocks(kernel: Kernel | Launcher, *args: Any, out: Any = None, inout: An
     """
     da = _import_dask()
     fn = ChunkKernel(kernel, out, inout, global_args=global_args, workgroupsize=workgroupsize)
-    arrays = _dask_arrays(args)
-    if not arrays:
-        raise TypeError("map_blocks needs at least one dask array argument")
-    ndim = arrays[0].ndim
-    _check_args(fn, args, ndim)
-    args, _ = _aligned(args, arrays, strict=global_args)
-    metas = _metas(fn, args, ndim)
+    args, arrays, ndim, metas = _prepare(fn, args, global_args, "map_blocks")
     func: Any = fn
     if global_args:
         args, ref = _aligned(args, arrays)
@@ -435,13 +441,7 @@ def map_overlap(kernel: Kernel | Launcher, *args: Any, depth: Any, boundary: Any
     """
     da = _import_dask()
     fn = ChunkKernel(kernel, out, inout, global_args=global_args, workgroupsize=workgroupsize)
-    arrays = _dask_arrays(args)
-    if not arrays:
-        raise TypeError("map_overlap needs at least one dask array argument")
-    ndim = arrays[0].ndim
-    _check_args(fn, args, ndim)
-    args, _ = _aligned(args, arrays, strict=global_args)
-    metas = _metas(fn, args, ndim)
+    args, arrays, ndim, metas = _prepare(fn, args, global_args, "map_overlap")
     if len(metas) != 1:
         raise ValueError("map_overlap returns one array: name one out or inout parameter")
     depths = _per_axis(depth, ndim, "depth")

@@ -6,6 +6,7 @@ are skipped with the reason ``available()`` gives, never silently passed.
 
 from __future__ import annotations
 
+import importlib
 import sys
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,22 @@ def _real_metal() -> bool:
 REAL_METAL = _real_metal()
 
 
+def _standin(request: pytest.FixtureRequest, marker: str, real: bool, name: str,
+             device: str) -> Any:
+    """Install the stand-in ``portakern.emulate.<name>`` for a test marked ``marker``."""
+    if real or request.node.get_closest_marker(marker) is None:
+        yield None
+        return
+    if name == "mlx":
+        pytest.importorskip("mlx.core", reason="the Metal stand-in runs under MLX (mlx[cpu])")
+    standin = importlib.import_module(f"portakern.emulate.{name}")
+    ok, why = standin.available()
+    if not ok:
+        pytest.skip(f"no {device}, and {why}")
+    with standin.installed() as module:
+        yield module
+
+
 @pytest.fixture(autouse=True)
 def _metal_standin(request: pytest.FixtureRequest) -> Any:
     """Tests marked ``metal`` run on the Metal stand-in where there is no Mac.
@@ -50,17 +67,7 @@ def _metal_standin(request: pytest.FixtureRequest) -> Any:
     The stand-in (portakern.emulate.mlx) replaces ``mx.fast.metal_kernel``: it builds the
     kernel MLX would build and runs the MSL on CPU threads; see docs/emulation.md.
     """
-    if REAL_METAL or request.node.get_closest_marker("metal") is None:
-        yield None
-        return
-    pytest.importorskip("mlx.core", reason="the Metal stand-in runs under MLX (mlx[cpu])")
-    from portakern.emulate import mlx as standin
-
-    ok, why = standin.available()
-    if not ok:
-        pytest.skip(f"no Metal device, and {why}")
-    with standin.installed() as module:
-        yield module
+    yield from _standin(request, "metal", REAL_METAL, "mlx", "Metal device")
 
 
 @pytest.fixture(autouse=True)
@@ -70,16 +77,7 @@ def _cuda_standin(request: pytest.FixtureRequest) -> Any:
     The stand-in (portakern.emulate.cupy) compiles the CUDA rendering for CPU threads
     and plays CuPy's part under ``pk.CUDA``; see docs/emulation.md.
     """
-    if REAL_CUDA or request.node.get_closest_marker("gpu") is None:
-        yield None
-        return
-    from portakern.emulate import cupy as standin
-
-    ok, why = standin.available()
-    if not ok:
-        pytest.skip(f"no CUDA device, and {why}")
-    with standin.installed() as module:
-        yield module
+    yield from _standin(request, "gpu", REAL_CUDA, "cupy", "CUDA device")
 
 
 @pytest.fixture(params=BACKENDS)
