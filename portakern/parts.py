@@ -123,8 +123,12 @@ def split_gen(items: list, sep: str) -> list[list]:
     return chunks
 
 
-def split_top(items: list, sep: str) -> list[list]:
-    """Split a flat list at each ``sep`` token outside brackets (dropping it)."""
+def split_top(items: list, sep: str, gen_sep: str | None = None) -> list[list]:
+    """Split a flat list at each ``sep`` token outside brackets (dropping it).
+
+    With ``gen_sep``, generated text equal to it (a :class:`Gen`, e.g. the ``", "``
+    lowering puts between NTuple declarators) separates as well.
+    """
     chunks: list[list] = [[]]
     depth = 0
     for it in items:
@@ -136,6 +140,9 @@ def split_top(items: list, sep: str) -> list[list]:
             elif it.text == sep and depth == 0:
                 chunks.append([])
                 continue
+        elif gen_sep is not None and isinstance(it, Gen) and it.text == gen_sep and depth == 0:
+            chunks.append([])
+            continue
         chunks[-1].append(it)
     return chunks
 
@@ -218,22 +225,7 @@ _JUMP_WORDS = frozenset({"return", "break", "continue", "goto"})
 
 def declarators(sig: list) -> list[list]:
     """``T a = x, b`` -> ``[[T, a, =, x], [b]]`` (commas outside brackets; NTuple's too)."""
-    chunks: list[list] = [[]]
-    depth = 0
-    for it in sig:
-        if isinstance(it, Token) and it.kind == "punct":
-            if it.text in "([{":
-                depth += 1
-            elif it.text in ")]}":
-                depth -= 1
-            elif it.text == "," and depth == 0:
-                chunks.append([])
-                continue
-        elif isinstance(it, Gen) and it.text == ", " and depth == 0:
-            chunks.append([])
-            continue
-        chunks[-1].append(it)
-    return chunks
+    return split_top(sig, ",", gen_sep=", ")
 
 
 def declared_name(target: list) -> int | None:
