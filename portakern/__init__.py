@@ -17,7 +17,8 @@ from .errors import (
     PortabilityWarning,
     PortakernError,
 )
-from .kernel import Kernel, Launcher, kernel
+from .kernels import Kernel, kernel
+from .launch import Launcher
 from .registry import register_backend, registered_backends
 from .resolve import get_backend
 

@@ -44,9 +44,7 @@ def _remember(table: OrderedDict, key: tuple, value: Any) -> Any:
 # -- kernels ------------------------------------------------------------------------
 def kernel_recipe(kernel: Any) -> tuple:
     """``(source, name, filename, constants)`` with constants as sorted ``(name, value)``."""
-    template = kernel._template
-    return (template.source, kernel._name, template.filename,
-            tuple(sorted(kernel.constants.items())))
+    return kernel.recipe
 
 
 def _key(recipe: tuple) -> tuple:
@@ -76,7 +74,7 @@ def intern_kernel(kernel: Any) -> None:
 def rebuild_kernel(source: str, name: str | None, filename: str, constants: tuple) -> Any:
     """The kernel of this recipe in this process: the interned one, else a new one."""
     from .errors import PortabilityWarning
-    from .kernel import Kernel
+    from .kernels import Kernel
 
     key = _key((source, name, filename, constants))
     with _LOCK:
@@ -117,13 +115,13 @@ def _hashable(value: Any) -> Any:
 
 def launcher_recipe(launcher: Any) -> tuple:
     """``(kernel, backend, workgroupsize, ndrange)`` as given when it was made."""
-    return (launcher.kernel, launcher.backend, _hashable(launcher._static_wg_raw),
+    return (launcher.kernel, launcher.backend, _hashable(launcher.static_workgroupsize),
             launcher.static_ndrange)
 
 
 def rebuild_launcher(kernel: Any, backend: Any, workgroupsize: Any, ndrange: Any) -> Any:
     """The launcher of this recipe in this process (interned like kernels)."""
-    from .kernel import Launcher
+    from .launch import Launcher
 
     key = (id(kernel), backend, workgroupsize, ndrange)
     with _LOCK:

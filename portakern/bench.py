@@ -317,7 +317,7 @@ class _Case:
 
     def __init__(self, w: Workload, quick: bool) -> None:
         from . import examples
-        from .kernel import Kernel
+        from .kernels import Kernel
 
         self.w = w
         size = w.quick if quick else w.full
@@ -386,7 +386,7 @@ def _opencl_launcher(kernel: Any, backend: Any, wg: Any = None) -> Any:
     same kernel built by its OpenCL device (PoCL), launched by hand.
     """
     launcher = kernel(backend, wg)
-    launcher._runner = backend  # CPU(): its OpenCL path, not its native one
+    launcher.runner = backend  # CPU(): its OpenCL path, not its native one
     return launcher
 
 
@@ -406,12 +406,12 @@ def _native_call(launcher: Any, args: tuple = ()) -> Callable[[], None] | None:
     None unless ``launcher`` ran on CPU()'s native path. What it leaves out is
     portakern's part of a launch: argument checks, the plan lookup, the record.
     """
-    runner = launcher._runner
+    runner = launcher.runner
     if getattr(runner, "clips_ndrange", False) is not True:
         return None
     from .backends.native import _argument_block, _geometry
 
-    (compiled, global_size, local_size, sizes), = launcher._plans.values()
+    (compiled, global_size, local_size, sizes), = launcher.plans.values()
     record = compiled.last  # the argument block of the launcher's last call
     if record is None:
         # A plugin's arrays (CPU subclasses): each call hands out new NumPy views of
@@ -434,7 +434,7 @@ def _preset_launch(backend: Any, launcher: Any, args: tuple, *,
     """
     import pyopencl as cl
 
-    (compiled, global_size, local_size, sizes), = launcher._plans.values()
+    (compiled, global_size, local_size, sizes), = launcher.plans.values()
     kernel = cl.Kernel(compiled.program, compiled.kernel.function_name)
     cl_args = _opencl_args(cl, backend, (*args, *sizes))
     kernel.set_args(*cl_args)

@@ -2,7 +2,7 @@
 
 Three layers keep a kernel from being built twice:
 
-1. in memory, per :class:`~portakern.kernel.Kernel`: the parsed source, the
+1. in memory, per :class:`~portakern.Kernel`: the parsed source, the
    rendered source per (target, type bindings, ndrange rank) and the compiled
    handle per backend;
 2. in memory, per OpenCL context: built programs by rendered source
@@ -626,7 +626,8 @@ def _code_digest() -> str:
 
         h = hashlib.sha256(f"jinja2 {jinja2.__version__}".encode())
         here = Path(__file__).resolve().parent
-        for name in ("language.py", "lower.py", "render.py", "types.py", "cache.py"):
+        for name in ("language.py", "convergence.py", "parts.py", "lower.py", "render.py",
+                     "types.py", "cache.py", "kernels.py"):
             try:
                 h.update(name.encode() + (here / name).read_bytes())
             except OSError:
@@ -635,17 +636,16 @@ def _code_digest() -> str:
     return _CODE[0]
 
 
-def rendered(kernel: Any, target: str, bindings: tuple, ndim: int, *,
-             unmasked: bool = False, disk: bool = True) -> Any:
-    """The :class:`~portakern.render.RenderedKernel` of a kernel variant, cached.
-
-    Looks in the kernel's memory cache, then (with ``disk``) on disk, and
-    renders (:meth:`portakern.Kernel.rendered`) only on a miss.
+def rendered(recipe: tuple, target: str, bindings: tuple, ndim: int, *,
+             unmasked: bool = False, disk: bool = True,
+             render: Callable[[], Any]) -> Any:
+    """The :class:`~portakern.render.RenderedKernel` of a kernel variant, from disk or ``render``.
 
     Parameters
     ----------
-    kernel : portakern.Kernel
-        The kernel (its template, name and constants are part of the key).
+    recipe : tuple
+        :attr:`portakern.Kernel.recipe`: source, name, file name and constants, all
+        part of the key.
     target : str
         The dialect.
     bindings : tuple of (str, str)
@@ -657,29 +657,22 @@ def rendered(kernel: Any, target: str, bindings: tuple, ndim: int, *,
     disk : bool
         Use the disk cache. An entry read from disk has no lowered tree, so a
         caller that re-renders variants (``Backend.renders_variants``) passes False.
+    render : callable
+        Renders the variant on a miss (:meth:`portakern.Kernel.rendered`).
     """
-    # A key of its own, apart from Kernel.rendered's (target, bindings, ndim, extra):
-    # an entry read from disk lacks the lowered tree, and Kernel.rendered's callers
-    # may want it (RenderedKernel.variant).
-    mem_key = ("launch", target, bindings, ndim, unmasked)
-    hit = kernel._rendered.get(mem_key)
-    if hit is not None:
-        return hit
     store = default_cache() if disk else None
     key = data = None
     if store is not None:
-        template = kernel._template
-        key = make_key("render", _code_digest(), templates_digest(), template.source,
-                       template.filename, kernel._name, sorted(kernel.constants.items()),
-                       target, bindings, ndim, unmasked)
+        source, name, filename, constants = recipe
+        key = make_key("render", _code_digest(), templates_digest(), source, filename, name,
+                       list(constants), target, bindings, ndim, unmasked)
         data = store.get("render", key)
     hit = _decode_rendered(data) if data is not None else None
     if hit is None:
-        hit = kernel.rendered(target, dict(bindings), ndim, unmasked=unmasked)
+        hit = render()
         encoded = _encode_rendered(hit) if store is not None and key is not None else None
         if encoded is not None:
             store.put("render", key, encoded)
-    kernel._rendered[mem_key] = hit
     return hit
 
 

@@ -260,7 +260,7 @@ def _with_define_hint(exc: KernelSyntaxError) -> KernelSyntaxError:
 
 def _kernel(source: _Source, name: str) -> tuple[Any, dict[str, str]]:
     """The kernel ``name`` with every type variable bound (to float by default)."""
-    from .kernel import Kernel
+    from .kernels import Kernel
 
     kernel = Kernel(source.text, name, filename=source.filename, **source.constants)
     defaults = {tv: _DEFAULT_TYPE for tv in kernel.type_vars}
@@ -282,7 +282,7 @@ def _ndim(kernel: Any, target: str, wanted: int | None) -> int:
     if wanted is not None:
         return wanted
     # The rank Kernel.render would pick: the one the kernel's NTuple indices imply.
-    return infer_ndim(kernel._parse(target)[1])
+    return infer_ndim(kernel.parsed(target)[1])
 
 
 def _describe_bindings(bound: dict[str, str], ndim: int | None = None) -> str:

@@ -41,7 +41,8 @@ from typing import Any
 
 import numpy as np
 
-from .kernel import Kernel, Launcher
+from .kernels import Kernel
+from .launch import Launcher
 
 __all__ = ["ChunkKernel", "map_blocks", "map_overlap", "reduce", "ufunc", "warm"]
 

@@ -7,6 +7,9 @@ keeps working around a bad ndrange and ``except SyntaxError`` around a bad kerne
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 __all__ = [
     "PortakernError",
     "KernelSyntaxError",
@@ -114,3 +117,17 @@ class PortabilityWarning(UserWarning):
     on the others. Turn it into an error with
     ``warnings.simplefilter("error", pk.PortabilityWarning)``.
     """
+
+
+_PACKAGE_DIR = str(Path(__file__).resolve().parent)
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` of ``warnings.warn`` that names the first frame outside portakern."""
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and str(Path(frame.f_code.co_filename).resolve()).startswith(
+            _PACKAGE_DIR):
+        frame = frame.f_back
+        level += 1
+    return level

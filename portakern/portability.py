@@ -3,7 +3,7 @@
 The portable subset is a contract: what the parser accepts runs on every target,
 or the user hears at kernel creation which targets lack it. This module is one
 visitor over a parsed :class:`~portakern.language.Module`; it returns facts
-(:class:`Issue`), and :class:`~portakern.kernel.Kernel` turns them into
+(:class:`Issue`), and :class:`~portakern.Kernel` turns them into
 :class:`~portakern.errors.PortabilityWarning`\\ s. Each target's rendering is
 scanned on its own, so code under ``{% if target == "opencl" %}`` counts only
 for OpenCL.

@@ -36,7 +36,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import registry
-from .backends.base import _INSTANCES, Backend, default_instance
+from .backends.base import Backend, cached_instance, default_instance
 from .errors import BackendMismatchError, KernelTypeError
 
 __all__ = ["get_backend", "backend_name_of", "backend_for_args", "clear_resolution_cache",
@@ -72,7 +72,7 @@ def _class_resolver(name: str) -> Callable[[Any], Backend | None]:
         return cls.for_array  # the answer depends on the array (device, queue ...)
 
     def shared(_array: Any, _cls: type = cls) -> Backend:
-        hit = _INSTANCES.get(_cls)
+        hit = cached_instance(_cls)
         return hit if hit is not None else default_instance(_cls)
 
     shared.by_type = True  # type: ignore[attr-defined]  # the type alone decides
@@ -231,11 +231,11 @@ def resolve_args(kernel: Any, args: tuple) -> tuple[Backend, bool]:
     types resolves to the same backend (until a registration changes
     :data:`generation`), so the caller may cache by argument types.
     """
-    params = kernel._parse("opencl")[1].params
+    params = kernel.signature
     if len(args) != len(params):
-        from .kernel import _check_args
+        from .arguments import check_args
 
-        _check_args(kernel._parse("opencl")[1], args, None, {})  # raises the count error
+        check_args(kernel.parsed("opencl")[1], args, None, {})  # raises the count error
     first = None
     by_type = True
     for p, a in zip(params, args, strict=True):

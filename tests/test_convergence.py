@@ -138,7 +138,7 @@ def test_while_reduction_with_loop_carried_state_on_both_cpu_paths(mark, path):
             sums = np.zeros(-(-n // 64), np.float32)
             launcher = kernel(pk.CPU(), 64)
             launcher(sums, x, ndrange=n)
-            out[n] = [sums.tolist(), type(launcher._runner).__name__]
+            out[n] = [sums.tolist(), type(launcher.runner).__name__]
         print(json.dumps(out))
         """, env={"PORTAKERN_CPU": "opencl" if path == "opencl" else "auto"})
     runner = "NativeCPU" if path == "native" else "CPU"
@@ -211,7 +211,7 @@ def test_uniform_statements_run_once_per_group_on_the_native_path():
     launcher = pk.kernel(src)(pk.CPU(), 64)
     with hang_guard():
         launcher(y, x, np.int32(5), ndrange=128)
-    assert isinstance(launcher._runner, NativeCPU) and launcher._runner.lockstep
+    assert isinstance(launcher.runner, NativeCPU) and launcher.runner.lockstep
     expected = np.concatenate([np.roll(x[g:g + 64], -5) for g in (0, 64)])
     np.testing.assert_array_equal(y, expected)
     text = pk.kernel(src).render("c")
@@ -397,7 +397,7 @@ def test_the_suggested_rewrite_runs_on_both_cpu_paths(path):
     with _cpu_path(path), hang_guard():
         launcher = pk.kernel(SPMV_REWRITTEN)(pk.CPU(), 64)
         launcher(y, row_ptr, cols, vals, x, 203, ndrange=256)
-    assert isinstance(launcher._runner, NativeCPU) == (path == "auto")
+    assert isinstance(launcher.runner, NativeCPU) == (path == "auto")
     np.testing.assert_allclose(y, expected, rtol=1e-5)
 
 
@@ -533,7 +533,7 @@ def test_static_and_inline_helpers_run_natively_without_a_fallback(spec):
         warnings.simplefilter("error")  # no NativeFallbackWarning
         launcher = pk.kernel(src)(pk.CPU())
         launcher(y, x, ndrange=10)
-    assert isinstance(launcher._runner, NativeCPU)
+    assert isinstance(launcher.runner, NativeCPU)
     np.testing.assert_array_equal(y, 5 * x)
 
 
@@ -581,7 +581,7 @@ def test_the_first_example_of_the_language_docs_runs_natively():
         warnings.simplefilter("error")
         launcher = pk.kernel(src)(pk.CPU())
         launcher(y, x, np.float32(2), ndrange=8)
-    assert isinstance(launcher._runner, NativeCPU)
+    assert isinstance(launcher.runner, NativeCPU)
     np.testing.assert_array_equal(y, 2 * x + 1)
 
 

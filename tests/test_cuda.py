@@ -136,7 +136,7 @@ def _rendered(kernel: pk.Kernel, ndim: int | None = None, **bindings: object):
     from portakern.lower import infer_ndim
 
     if ndim is None:
-        ndim = infer_ndim(kernel._parse("cuda")[1])
+        ndim = infer_ndim(kernel.parsed("cuda")[1])
     return kernel.rendered("cuda", names, ndim)
 
 
@@ -280,34 +280,34 @@ def test_host_memory_is_not_a_cuda_array():
 
 def test_argument_checks_on_cuda_array_interface():
     saxpy = pk.kernel(SAXPY)
-    kdef = saxpy._parse("cuda")[1]
-    from portakern.kernel import _check_args
+    kdef = saxpy.parsed("cuda")[1]
+    from portakern.arguments import check_args
 
     backend = CUDA(0)
     y, x = CudaDuck((8,), np.float32), CudaDuck((8,), np.float32)
-    args, bindings = _check_args(kdef, (y, x, 2.0), backend, {})
+    args, bindings = check_args(kdef, (y, x, 2.0), backend, {})
     assert bindings == (("T", "float"),)
     assert type(args[2]) is np.float32
     with pytest.raises(KernelTypeError, match="argument 1 'x'.*float64, but T is already float"):
-        _check_args(kdef, (y, CudaDuck((8,), np.float64), 2.0), backend, {})
+        check_args(kdef, (y, CudaDuck((8,), np.float64), 2.0), backend, {})
     with pytest.raises(KernelArgumentError, match="argument 0 'y'.*read-only"):
-        _check_args(kdef, (CudaDuck((8,), np.float32, readonly=True), x, 2.0), backend, {})
+        check_args(kdef, (CudaDuck((8,), np.float32, readonly=True), x, 2.0), backend, {})
     with pytest.raises(KernelArgumentError, match="argument 1 'x'.*C-contiguous"):
-        _check_args(kdef, (y, CudaDuck((8,), np.float32, strides=(8,)), 2.0), backend, {})
+        check_args(kdef, (y, CudaDuck((8,), np.float32, strides=(8,)), 2.0), backend, {})
     with pytest.raises(KernelTypeError, match="argument 1 'x'.*must be an array"):
-        _check_args(kdef, (y, HostTensor(), 2.0), backend, {})
+        check_args(kdef, (y, HostTensor(), 2.0), backend, {})
 
 
 def test_device_mismatch_names_the_argument_and_both_devices():
     saxpy = pk.kernel(SAXPY)
-    kdef = saxpy._parse("cuda")[1]
-    from portakern.kernel import _check_args
+    kdef = saxpy.parsed("cuda")[1]
+    from portakern.arguments import check_args
 
     on0 = DlpackDuck((8,), np.float32, device=(2, 0))
     on1 = DlpackDuck((8,), np.float32, device=(2, 1))
     with pytest.raises(BackendMismatchError,
                        match=r"argument 1 'x' .* on CUDA\(device=1\).* runs on CUDA\(device=0\)"):
-        _check_args(kdef, (on0, on1, 2.0), CUDA(0), {})
+        check_args(kdef, (on0, on1, 2.0), CUDA(0), {})
     # The direct form resolves each argument and lists them all.
     with pytest.raises(BackendMismatchError) as err:
         saxpy(on0, on1, np.float32(2.0), ndrange=8)

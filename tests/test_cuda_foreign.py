@@ -13,22 +13,22 @@ import pytest
 from test_cuda import SAXPY, CudaDuck
 
 import portakern as pk
+from portakern.arguments import check_args
 from portakern.backends import cuda as cuda_backend
 from portakern.backends.cuda import CUDA, _Compiled
 from portakern.errors import KernelArgumentError
-from portakern.kernel import _check_args
 
 # -- the no-alias check on const parameters -------------------------------------------------
 
 def _saxpy_def():
-    return pk.kernel(SAXPY)._parse("cuda")[1]
+    return pk.kernel(SAXPY).parsed("cuda")[1]
 
 
 def test_the_same_foreign_array_as_written_and_const_is_refused():
     y = CudaDuck((8,), np.float32)
     with pytest.raises(KernelArgumentError, match="argument 1 'x'.*shares memory with "
                                                   "argument 0 'y'"):
-        _check_args(_saxpy_def(), (y, y, 2.0), CUDA(0), {})
+        check_args(_saxpy_def(), (y, y, 2.0), CUDA(0), {})
 
 
 def test_overlapping_foreign_arrays_are_refused_and_disjoint_ones_accepted():
@@ -40,14 +40,14 @@ def test_overlapping_foreign_arrays_are_refused_and_disjoint_ones_accepted():
     before = CudaDuck((8,), np.float32, ptr=base - 32)       # ends where y starts
     for x in (inside, straddling):
         with pytest.raises(KernelArgumentError, match="shares memory"):
-            _check_args(_saxpy_def(), (y, x, 2.0), CUDA(0), {})
+            check_args(_saxpy_def(), (y, x, 2.0), CUDA(0), {})
     for x in (after, before):
-        _check_args(_saxpy_def(), (y, x, 2.0), CUDA(0), {})
+        check_args(_saxpy_def(), (y, x, 2.0), CUDA(0), {})
 
 
 def test_empty_foreign_arrays_never_alias():
     y = CudaDuck((0,), np.float32)
-    _check_args(_saxpy_def(), (y, CudaDuck((0,), np.float32), 2.0), CUDA(0), {})
+    check_args(_saxpy_def(), (y, CudaDuck((0,), np.float32), 2.0), CUDA(0), {})
 
 
 # -- resolution: the interface is an attribute of the object --------------------------------
@@ -64,7 +64,7 @@ def test_interface_set_on_the_instance_resolves_to_cuda():
     assert isinstance(pk.get_backend(duck), CUDA)
     info = CUDA(0).array_info(duck)
     assert info.dtype == np.float32 and info.shape == (8,)
-    args, _ = _check_args(_saxpy_def(), (duck, CudaDuck((8,), np.float32, ptr=1 << 40), 2.0),
+    args, _ = check_args(_saxpy_def(), (duck, CudaDuck((8,), np.float32, ptr=1 << 40), 2.0),
                           CUDA(0), {})
     assert args[0] is not None
 

@@ -265,7 +265,7 @@ def test_opencl_renderings_build(case):
     ndim = case.ndim if case.ndim is not None else None
     from portakern.lower import infer_ndim
 
-    kdef = k._parse("opencl")[1]
+    kdef = k.parsed("opencl")[1]
     rendered = k.rendered("opencl", case.bindings, infer_ndim(kdef) if ndim is None else ndim)
     if "double" in rendered.source and not backend.supports("float64"):
         pytest.skip("the CPU device has no float64")
@@ -282,8 +282,8 @@ def test_c_renderings_build(case):
     if not NativeCPU.available():
         pytest.skip(f"no native CPU path: {NativeCPU.available().reason}")
     k = pk.Kernel(case.source, case.kernel, filename=case.filename, **case.constants)
-    backend = NativeCPU(lockstep=needs_lockstep(k._parse("c")[1]))
-    kdef = k._parse("c")[1]
+    backend = NativeCPU(lockstep=needs_lockstep(k.parsed("c")[1]))
+    kdef = k.parsed("c")[1]
     if lockstep_blocker(kdef):
         pytest.skip(f"CPU() runs this kernel on OpenCL: {lockstep_blocker(kdef)} in a kernel "
                     f"with barriers")

@@ -35,7 +35,7 @@ BARRIER = """
 def _runner(kernel, *args, ndrange, workgroupsize=None):
     launcher = kernel(pk.CPU(), workgroupsize)
     launcher(*args, ndrange=ndrange)
-    return launcher._runner
+    return launcher.runner
 
 
 def _objects(d) -> list:
@@ -308,7 +308,7 @@ def test_shared_object_is_cached_and_reloaded(cache_dir, monkeypatch):
     monkeypatch.setattr(native.subprocess, "run", lambda *a, **k: pytest.fail("compiled"))
     fresh = NativeCPU()
     launcher = pk.kernel(src)(pk.CPU())
-    launcher._runner = fresh
+    launcher.runner = fresh
     launcher(y, x, np.float32(2), ndrange=y.shape)
     np.testing.assert_array_equal(y, 4 * x + 1)
     assert so.stat().st_mtime_ns == mtime
@@ -438,7 +438,7 @@ def test_unwritable_cache_folder_builds_in_a_temporary_one_with_one_warning(tmp_
         for a in (2, 3):  # two kernels: still one warning
             src = unique_saxpy()
             launcher = pk.kernel(src)(pk.CPU())
-            launcher._runner = NativeCPU()
+            launcher.runner = NativeCPU()
             launcher(y, x, np.float32(a), ndrange=y.shape)
     np.testing.assert_array_equal(y, 1 + 5 * x)
     assert [w.category for w in caught] == [CacheWarning]
@@ -526,7 +526,7 @@ y = np.zeros(4 * 4096, np.float32)
 launcher = pk.kernel(src)(pk.CPU(), 4096)
 launcher(y, ndrange=y.shape)
 l = np.tile(np.arange(4096, dtype=np.float32), 4)
-print(type(launcher._runner).__name__, bool(np.array_equal(y, l + (4095 - l) + 255)))
+print(type(launcher.runner).__name__, bool(np.array_equal(y, l + (4095 - l) + 255)))
 """
 
 

@@ -316,7 +316,7 @@ def test_relaunch_on_the_same_pyopencl_arrays_skips_the_full_checks(queue, ocl, 
     import importlib
     import weakref
 
-    kernel_module = importlib.import_module("portakern.kernel")  # pk.kernel is the function
+    kernel_module = importlib.import_module("portakern.launch")
     k = pk.kernel(SAXPY)
     launch = k(ocl)
     y = cla.to_device(queue, np.zeros(8, np.float32))
@@ -325,8 +325,8 @@ def test_relaunch_on_the_same_pyopencl_arrays_skips_the_full_checks(queue, ocl, 
     entries, template, _ = launch._memo
     assert template[:2] == [None, None]  # no buffer handle is kept by the memo
     calls = []
-    real = kernel_module._check_args
-    monkeypatch.setattr(kernel_module, "_check_args",
+    real = kernel_module.check_args
+    monkeypatch.setattr(kernel_module, "check_args",
                         lambda *a, **kw: calls.append(1) or real(*a, **kw))
     launch(y, x, 2.0, ndrange=8)
     queue.finish()

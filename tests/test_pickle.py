@@ -90,7 +90,7 @@ def test_launcher_and_backends(dumper):
     _recipes._KERNELS.clear()  # as in a fresh process
     _recipes._LAUNCHERS.clear()
     l2 = dumper.loads(data)
-    assert l2 is not launch and l2.backend == pk.CPU() and l2._static_wg_raw == 64
+    assert l2 is not launch and l2.backend == pk.CPU() and l2.static_workgroupsize == 64
     assert dumper.loads(data) is l2
     np.testing.assert_allclose(_saxpy_run(l2), 1 + 2 * np.arange(1000))
     cpu = pk.CPU()

@@ -187,7 +187,7 @@ def test_barrier_kernel_matches_numpy_on_both_cpu_paths(shape_wg, seed, path):
             del os.environ["PORTAKERN_CPU"]
         else:
             os.environ["PORTAKERN_CPU"] = old
-    assert (type(launcher._runner).__name__ == "NativeCPU") == (path == "auto")
+    assert (type(launcher.runner).__name__ == "NativeCPU") == (path == "auto")
     np.testing.assert_array_equal(out, _mirror_expected(x, wg))
 
 
@@ -340,5 +340,5 @@ def test_loops_with_group_uniform_trip_counts_match_numpy_on_both_cpu_paths(
             del os.environ["PORTAKERN_CPU"]
         else:
             os.environ["PORTAKERN_CPU"] = old
-    assert (type(launcher._runner).__name__ == "NativeCPU") == (path == "auto")
+    assert (type(launcher.runner).__name__ == "NativeCPU") == (path == "auto")
     np.testing.assert_array_equal(out, expected)

@@ -76,6 +76,11 @@ def forget_availability(cls: type) -> None:
         _AVAILABLE.discard(cls)
 
 
+#: ``cached_instance(cls)``: the shared instance :func:`default_instance` made for
+#: ``cls``, or None (creates nothing; a dict lookup, for resolution's hot path).
+cached_instance = _INSTANCES.get
+
+
 def default_instance(cls: type[Backend]) -> Backend:
     """The one shared ``cls()`` of this process, created on first use.
 

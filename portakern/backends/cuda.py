@@ -93,7 +93,7 @@ def launch_config(global_size: tuple[int, ...], local_size: tuple[int, ...],
     ----------
     global_size, local_size : tuple of int
         Work-items in total and per workgroup, hardware axis order (x first), as
-        :class:`~portakern.kernel.Launcher` passes them: 1 to 3 axes.
+        :class:`~portakern.Launcher` passes them: 1 to 3 axes.
     max_grid : tuple of int, optional
         The device's limit on blocks along x, y, z.
 

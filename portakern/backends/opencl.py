@@ -392,7 +392,7 @@ class CPU(NumPyArrays, OpenCL):
             native = _hosted_native(self, native)
         from ..lower import lockstep_blocker, needs_lockstep
 
-        kdef = kernel._parse("c")[1]
+        kdef = kernel.parsed("c")[1]
         if not needs_lockstep(kdef):
             return native[0]
         # Barrier kernels run natively as work-item loops, unless a jump statement

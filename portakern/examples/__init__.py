@@ -46,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from ..kernel import Kernel
+from ..kernels import Kernel
 from ..resolve import get_backend
 
 __all__ = ["EXAMPLES", "EXAMPLES_DIR", "Example", "copy_args", "get", "names"]

@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import registry
 from ..backends.base import Backend
-from ..kernel import Kernel
+from ..kernels import Kernel
 
 __all__ = ["assert_backends_agree", "available_backends", "default_tolerance"]
 

@@ -39,7 +39,7 @@ import pytest
 from .. import registry
 from ..backends.base import Backend
 from ..errors import PortakernError
-from ..kernel import Kernel
+from ..kernels import Kernel
 from ..resolve import get_backend
 from .agree import default_tolerance
 

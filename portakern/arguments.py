@@ -1,0 +1,301 @@
+"""Argument checks: every launch argument against the kernel's signature.
+
+:func:`check_args` turns a call's arguments into what the backend launches (array
+handles and exactly-typed scalars) and the type-variable bindings, or raises an
+error naming the argument, what was expected and the fix; nothing is launched or
+written before it returns, so a rejected call changes no array. :func:`remember`
+and :func:`recall` let a launcher skip the full checks when the same arrays (same
+dtype, shape and flags) come again.
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from typing import Any
+
+import numpy as np
+
+from .backends.base import Backend
+from .errors import BackendMismatchError, KernelArgumentError, KernelTypeError
+from .language import KernelDef
+from .types import KNOWN_TYPES, TYPE_DTYPES, type_name_of
+
+__all__ = ["check_args", "convert_scalar", "recall", "remember"]
+
+
+def remember(kdef: KernelDef, args: tuple, launch_args: list, bindings: tuple,
+              constants: dict[str, Any], infos: dict) -> tuple | None:
+    """What :func:`recall` needs to pass the same arrays again without the full checks.
+
+    ``infos`` holds the ``ArrayInfo`` the checks got for each array. A NumPy array
+    the backend passes as itself (``CPU()``) is compared by dtype, shape and flags
+    on recall; any other array is described again by ``backend.array_info`` (a
+    fraction of the checks' cost) and compared with what it was. Arrays are held
+    weakly and handles not at all, so a launcher never keeps an array or its device
+    memory alive.
+    """
+    by_arrays = {p.type for p in kdef.params if p.pointer}
+    bound = dict(bindings)
+    entries: list = []
+    for i, (p, a) in enumerate(zip(kdef.params, args, strict=True)):
+        if p.pointer:
+            try:
+                ref = weakref.ref(a)
+            except TypeError:
+                return None
+            if type(a) is np.ndarray and launch_args[i] is a:
+                flags = a.flags
+                entries.append((ref, a.dtype, a.shape, flags.writeable, flags.c_contiguous,
+                                True))
+            else:
+                info = infos[i]
+                entries.append((ref, info.dtype, info.shape, info.writable, info.c_contiguous,
+                                False))
+        else:
+            if isinstance(a, np.ndarray):
+                return None  # a 0-d array is mutable: its value is read on every call
+            # A scalar whose type variable only it binds is checked in full each time.
+            fixed = p.type in KNOWN_TYPES or p.type in by_arrays or p.type in constants
+            entries.append((None, a, launch_args[i],
+                            bound.get(p.type, p.type) if fixed else None, p))
+    template = [None if p.pointer else v
+                for p, v in zip(kdef.params, launch_args, strict=True)]
+    return tuple(entries), template, bindings
+
+
+def recall(memo: tuple, args: tuple, backend: Backend) -> tuple[list, tuple] | None:
+    """The checked launch arguments for ``args`` if they match the remembered call."""
+    entries, template, bindings = memo
+    if len(args) != len(entries):
+        return None
+    out = template.copy()
+    for i, (e, a) in enumerate(zip(entries, args, strict=False)):
+        ref = e[0]
+        if ref is not None:
+            if ref() is not a:
+                return None
+            if e[5]:
+                flags = a.flags
+                if a.dtype != e[1] or a.shape != e[2] or flags.writeable != e[3] \
+                        or flags.c_contiguous != e[4]:
+                    return None
+                out[i] = a
+            else:
+                info = backend.array_info(a)
+                if info is None or info.handle is None or info.dtype != e[1] \
+                        or info.shape != e[2] or info.writable != e[3] \
+                        or info.c_contiguous != e[4]:
+                    return None
+                out[i] = info.handle
+        elif a is not e[1]:
+            if e[3] is None:
+                return None
+            out[i] = convert_scalar(a, e[3], i, e[4])
+    return out, bindings
+
+
+def _describe(i: int, p: Any) -> str:
+    return f"argument {i} {p.name!r} ({p.describe()})"
+
+
+def check_args(kdef: KernelDef, args: tuple, backend: Backend,
+                constants: dict[str, Any], infos: dict | None = None) -> tuple[list, tuple]:
+    """Check every argument against the signature; return launch args and bindings.
+
+    Nothing is launched or written here, so a rejected call changes no array.
+    ``infos``, if given, receives each array argument's ``ArrayInfo`` by position.
+    """
+    params = kdef.params
+    if len(args) != len(params):
+        sig = ", ".join(f"{p.describe()} {p.name}" for p in params)
+        raise KernelTypeError(
+            f"kernel {kdef.name!r} takes {len(params)} argument"
+            f"{'' if len(params) == 1 else 's'} ({sig}), got {len(args)}")
+    bindings: dict[str, str] = {tv: str(constants[tv]) for tv in kdef.type_vars
+                                if tv in constants}
+    bound_by: dict[str, str] = {tv: "specialize()" for tv in bindings}
+    out: list = [None] * len(params)
+    extents: list = [None] * len(params)
+    for i, (p, a) in enumerate(zip(params, args, strict=True)):
+        if not p.pointer:
+            continue
+        info = backend.array_info(a)
+        if info is None:
+            _wrong_array(i, p, a, backend)
+        if infos is not None:
+            infos[i] = info
+        extents[i] = info.extent
+        name = type_name_of(info.dtype)
+        if p.type in KNOWN_TYPES:
+            expected = TYPE_DTYPES[p.type]
+            if info.dtype != expected:
+                raise KernelTypeError(
+                    f"{_describe(i, p)} must have dtype {expected}, got {info.dtype}")
+        elif name is None:
+            raise KernelTypeError(
+                f"{_describe(i, p)} has dtype {info.dtype}, which no kernel type matches")
+        elif p.type in bindings:
+            if bindings[p.type] != name:
+                raise KernelTypeError(
+                    f"{_describe(i, p)} has dtype {info.dtype}, but {p.type} is already "
+                    f"{bindings[p.type]} ({TYPE_DTYPES[bindings[p.type]]}) from "
+                    f"{bound_by[p.type]}")
+        else:
+            bindings[p.type] = name
+            bound_by[p.type] = f"argument {i} {p.name!r}"
+        if not info.c_contiguous:
+            raise KernelArgumentError(
+                f"{_describe(i, p)} must be C-contiguous; pass a contiguous copy "
+                f"(numpy.ascontiguousarray or .copy())")
+        if p.writable and not info.writable:
+            raise KernelArgumentError(
+                f"{_describe(i, p)} is read-only but the kernel may write it; pass a writable "
+                f"array, or declare the parameter 'const {p.type}*' if the kernel only reads it")
+        if info.handle is None and math.prod(info.shape) != 0:
+            # (An empty array may have no buffer at all: it is passed as a null pointer.)
+            raise KernelArgumentError(
+                f"{_describe(i, p)} is a view with an offset into its buffer; pass a copy")
+        out[i] = info.handle
+    for i, (p, a) in enumerate(zip(params, args, strict=True)):
+        if p.pointer:
+            continue
+        t = bindings.get(p.type, p.type)
+        if t not in KNOWN_TYPES:
+            if isinstance(a, np.generic) and type_name_of(a.dtype):
+                t = type_name_of(a.dtype)
+                bindings[p.type] = t
+                bound_by[p.type] = f"argument {i} {p.name!r}"
+            else:
+                raise KernelTypeError(
+                    f"{_describe(i, p)}: cannot infer {p.type} from a Python "
+                    f"{type(a).__name__}; pass a NumPy scalar (e.g. numpy.float32(...)) or "
+                    f"bind it with kernel.specialize({p.type}='float')")
+        out[i] = convert_scalar(a, t, i, p)
+    for i, p in enumerate(params):
+        feature = _FEATURES.get(TYPE_DTYPES[bindings.get(p.type, p.type)])
+        if feature is not None and not backend.supports(feature):
+            raise KernelTypeError(
+                f"{_describe(i, p)} is {feature}, which {backend!r} does not support; "
+                f"convert it (e.g. .astype(numpy.float32)) or use another backend")
+    _check_no_alias(params, out, extents)
+    return out, tuple(sorted((tv, bindings[tv]) for tv in kdef.type_vars))
+
+
+def _check_no_alias(params: list, handles: list, extents: list) -> None:
+    """A ``const T*`` is rendered no-alias (restrict): it must not overlap a written array.
+
+    Memory ranges decide where the backend gives them (``ArrayInfo.extent``): a
+    handle may be a new wrapper on every call (a foreign CUDA array), so the same
+    array passed twice is not the same handle.
+    """
+    for c, pc in enumerate(params):
+        if not (pc.pointer and pc.const):
+            continue
+        for w, pw in enumerate(params):
+            if not pw.writable:
+                continue
+            a, b = handles[c], handles[w]
+            ea, eb = extents[c], extents[w]
+            both_numpy = isinstance(a, np.ndarray) and isinstance(b, np.ndarray)
+            if ea is not None and eb is not None:
+                overlap = (ea[1] > 0 and eb[1] > 0 and ea[0] < eb[0] + eb[1]
+                           and eb[0] < ea[0] + ea[1])
+            else:
+                overlap = (a is b and a is not None) or (
+                    both_numpy and a.size > 0 and b.size > 0 and np.may_share_memory(a, b))
+            if overlap:
+                raise KernelArgumentError(
+                    f"{_describe(c, pc)} shares memory with {_describe(w, pw)}, which the "
+                    f"kernel writes; const parameters are declared no-alias (restrict), so "
+                    f"pass a copy ({pc.name}.copy()) or drop 'const' from {pc.name!r}")
+
+
+_FEATURES = {np.dtype(np.float64): "float64", np.dtype(np.float16): "float16"}
+
+
+def _wrong_array(i: int, p: Any, a: Any, backend: Backend) -> None:
+    from .resolve import backend_name_of
+
+    other = backend_name_of(a)
+    if other is None:
+        raise KernelTypeError(
+            f"{_describe(i, p)} must be an array, got {type(a).__module__}."
+            f"{type(a).__qualname__}")
+    raise BackendMismatchError(
+        f"{_describe(i, p)} is a {type(a).__module__}.{type(a).__qualname__} on {other}, but "
+        f"the launch runs on {backend!r}; move it with backend.to_device(...) or launch on "
+        f"its own backend")
+
+
+_FMAX = {dt: float(np.finfo(dt).max) for dt in TYPE_DTYPES.values() if dt.kind == "f"}
+_FTINY = {dt: float(np.finfo(dt).tiny) for dt in TYPE_DTYPES.values() if dt.kind == "f"}
+_IMIN = {dt: int(np.iinfo(dt).min) for dt in TYPE_DTYPES.values() if dt.kind in "iu"}
+_IMAX = {dt: int(np.iinfo(dt).max) for dt in TYPE_DTYPES.values() if dt.kind in "iu"}
+
+
+def convert_scalar(value: Any, type_name: str, i: int, p: Any) -> np.generic:
+    """Convert a Python or NumPy scalar to the parameter's dtype, or say why not.
+
+    Integers must be in range, floats must not overflow, an integer passed for a
+    float parameter must be exactly representable, and a float is never silently
+    truncated to an integer.
+    """
+    dtype = TYPE_DTYPES[type_name]
+    # Fast paths for what launches pass most, skipping NumPy's slow scalar
+    # checks (4 us, a tenth of a launch): a scalar of the parameter's own dtype,
+    # and a Python float or int well inside the type's range.
+    kind = type(value)
+    if kind is dtype.type:
+        return value
+    if kind is float and dtype.kind == "f" and (
+            _FTINY[dtype] <= abs(value) <= _FMAX[dtype] or value == 0.0):
+        return dtype.type(value)
+    if kind is int and dtype.kind in "iu" and _IMIN[dtype] <= value <= _IMAX[dtype]:
+        return dtype.type(value)
+    where = _describe(i, p)
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if dtype.kind == "b":
+        if isinstance(value, (bool, np.bool_)):
+            return np.bool_(value)
+        raise KernelTypeError(f"{where} must be a bool, got {type(value).__name__}")
+    if isinstance(value, (bool, np.bool_, np.timedelta64)) or not isinstance(
+            value, (int, float, np.integer, np.floating)):
+        # (np.timedelta64 is an np.integer that int() refuses.)
+        raise KernelTypeError(
+            f"{where} must be a number, got {type(value).__name__} {value!r}")
+    if dtype.kind in "iu":
+        if isinstance(value, (float, np.floating)):
+            raise KernelTypeError(
+                f"{where} must be an integer, got {type(value).__name__} {value!r}; "
+                f"convert it explicitly (int(...)) if truncation is intended")
+        info = np.iinfo(dtype)
+        v = int(value)
+        if not info.min <= v <= info.max:
+            raise KernelArgumentError(
+                f"{where} = {v} is out of range for {dtype} [{info.min}, {info.max}]")
+        return dtype.type(v)
+    # floating parameter
+    if isinstance(value, (int, np.integer)):
+        v = int(value)
+        if abs(v) > int(np.finfo(dtype).max):
+            # Checked first: converting 10**400 raises OverflowError, 70000 -> half warns.
+            raise KernelArgumentError(
+                f"{where} = {v} overflows {dtype} (largest {np.finfo(dtype).max})")
+        converted = dtype.type(v)
+        if int(converted) != v:
+            raise KernelArgumentError(
+                f"{where} = {v} cannot be represented exactly as {dtype}; pass a float "
+                f"explicitly if rounding is intended")
+        return converted
+    with np.errstate(over="ignore", under="ignore"):
+        converted = dtype.type(value)
+    if np.isinf(converted) and np.isfinite(value):
+        raise KernelArgumentError(
+            f"{where} = {value!r} overflows {dtype} (largest {np.finfo(dtype).max})")
+    if converted == 0 and value != 0:
+        raise KernelArgumentError(
+            f"{where} = {value!r} underflows to 0 in {dtype} (smallest nonzero "
+            f"{np.finfo(dtype).smallest_subnormal}); pass 0.0 explicitly if that is intended")
+    return converted

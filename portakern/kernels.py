@@ -1,0 +1,398 @@
+"""The user-facing kernel object: specialise, render, launch.
+
+``pk.kernel(source)`` returns a :class:`Kernel`. Calling it with arrays and an
+``ndrange`` launches on the backend the arrays belong to; calling it with a
+backend (``kernel(backend, workgroupsize=256)``) returns a
+:class:`~portakern.launch.Launcher`, KernelAbstractions' form.
+
+The signature is fixed when the kernel is made (:attr:`Kernel.signature`); only
+the bodies differ per target. Rendered sources are memoised per variant here and
+on disk by :func:`portakern.cache.rendered`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import replace
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from . import resolve
+from .backends.base import Backend
+from .errors import (
+    KernelSyntaxError,
+    KernelTypeError,
+    PortabilityWarning,
+    PortakernError,
+    user_stacklevel,
+)
+from .language import KernelDef, Module, Param, parse
+from .launch import Launcher
+from .render import (
+    TARGETS,
+    KernelTemplate,
+    RenderedKernel,
+    check_constants,
+    lockstep_for,
+    render_lowered,
+)
+from .types import KNOWN_TYPES, as_type_name
+
+__all__ = ["Kernel", "kernel"]
+
+#: The target whose rendering fixes the signature; every other target's must agree.
+_SIGNATURE_TARGET = "opencl"
+
+
+class Kernel:
+    """A portable kernel: one ``@kernel`` function of a source, with bound constants.
+
+    Parameters
+    ----------
+    source : str
+        Kernel source: C-like code with ``@kernel`` functions; also a Jinja template.
+    name : str, optional
+        Which ``@kernel`` to use when the source defines several.
+    filename : str, optional
+        Shown in errors and ``#line`` directives (``from_file`` sets it).
+    **constants
+        Jinja constants (ints, floats, bools, type names); a name that is a type
+        variable of the kernel binds it (``T="float"`` or a NumPy dtype).
+    """
+
+    def __init__(self, source: str, name: str | None = None, *, filename: str | None = None,
+                 **constants: Any) -> None:
+        self._init(KernelTemplate(source, filename or f"<kernel {name or 'source'}>"), name,
+                   check_constants(constants))
+        self._check_portability()
+
+    def _init(self, template: KernelTemplate, name: str | None,
+              constants: dict[str, Any]) -> None:
+        self._template = template
+        self._name = name
+        self.constants = constants
+        self._parsed: dict[str, tuple[Module, KernelDef]] = {}
+        self._rendered: dict[tuple, RenderedKernel] = {}
+        self._compiled: dict[tuple, Any] = {}
+        self._launchers: dict[Any, Launcher] = {}
+        self._by_types: dict[tuple, Launcher] = {}
+        self._by_types_generation = -1
+        #: Whether the portability scan ran (it waits for constants the source needs).
+        self._portability_checked = False
+
+    @classmethod
+    def from_file(cls, path: str | Path, name: str | None = None, **constants: Any) -> Kernel:
+        """Load a kernel from a ``.pk`` file; errors name the file and line."""
+        p = Path(path)
+        return cls(p.read_text(encoding="utf-8"), name, filename=str(p), **constants)
+
+    @classmethod
+    def from_resource(cls, package: str | ModuleType, resource: str, name: str | None = None,
+                      **constants: Any) -> Kernel:
+        """Load a kernel file shipped inside a Python package (:mod:`importlib.resources`).
+
+        A library keeps its ``.pk`` files next to its code and loads them with
+        ``pk.kernel.from_resource(__package__, "kernels/ops.pk")``; this works from a
+        wheel, a zip and a checkout alike. Errors and ``#line`` directives name the file
+        as ``<package>/<resource>``.
+
+        Raises
+        ------
+        FileNotFoundError
+            The package has no such resource; the message names both.
+        """
+        import importlib.resources
+
+        pkg_name = package if isinstance(package, str) else package.__name__
+        files = importlib.resources.files(package)
+        target = files.joinpath(*[part for part in resource.split("/") if part])
+        try:
+            text = target.read_text(encoding="utf-8")
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError) as exc:
+            raise FileNotFoundError(
+                f"package {pkg_name!r} has no kernel file {resource!r} (looked in "
+                f"{files}); ship it as package data and give its path relative to the "
+                f"package") from exc
+        return cls(text, name, filename=f"{pkg_name}/{resource}", **constants)
+
+    def specialize(self, **constants: Any) -> Kernel:
+        """A new kernel with more constants (or type variables) bound."""
+        new = object.__new__(Kernel)
+        merged = dict(self.constants)
+        merged.update(check_constants(constants))
+        new._init(self._template, self._name, merged)
+        new._check_portability()
+        return new
+
+    def _check_portability(self) -> None:
+        """Warn once about every use of something outside the portable subset.
+
+        Each built-in target's rendering is scanned (:mod:`portakern.portability`),
+        and each use is one :class:`~portakern.errors.PortabilityWarning` naming the
+        targets that lack it. A source that does not render yet (a constant still
+        unbound, an error) is scanned when it first does; its errors are raised
+        where the kernel is used, as before.
+        """
+        if self._portability_checked:
+            return
+        from . import portability
+
+        issues = []
+        try:
+            for target in portability.SCANNED_TARGETS:
+                module, kdef = self.parsed(target)
+                issues += portability.scan(module, kdef, target)
+        except PortakernError:
+            return
+        self._portability_checked = True
+        if not issues:
+            return
+        level = user_stacklevel()
+        for issue in portability.merge(issues):
+            warnings.warn(f"kernel {kdef.name!r}: {issue.describe()}", PortabilityWarning,
+                          stacklevel=level)
+
+    # -- parsing --------------------------------------------------------------------
+    def parsed(self, target: str) -> tuple[Module, KernelDef]:
+        """The module and kernel definition of ``target``'s rendering, parsed once.
+
+        Every target's signature must be the one :attr:`signature` gives (a
+        signature behind ``{% if target == ... %}`` would make launches check
+        arguments against parameters the kernel does not have): a difference is a
+        :class:`~portakern.errors.KernelSyntaxError`.
+        """
+        hit = self._parsed.get(target)
+        if hit is None:
+            smap = self._template.render(target, self.constants)
+            module = parse(smap)
+            kdef = module.kernel(self._name)
+            for tv in kdef.type_vars:
+                if tv in self.constants and not isinstance(self.constants[tv], str):
+                    raise KernelTypeError(
+                        f"type variable {tv} must be bound to a type name or dtype, got "
+                        f"{self.constants[tv]!r}")
+            if target != _SIGNATURE_TARGET:
+                fixed = self.parsed(_SIGNATURE_TARGET)[1]
+                if (kdef.name, kdef.params) != (fixed.name, fixed.params):
+                    raise KernelSyntaxError(
+                        f"kernel {fixed.name!r} has another signature when rendered for "
+                        f"{target!r} ({_signature_text(kdef)}) than for "
+                        f"{_SIGNATURE_TARGET!r} ({_signature_text(fixed)}); keep the "
+                        f"signature outside {{% if target == ... %}} blocks: only bodies "
+                        f"may differ per target", self._template.filename, 1, 1)
+            hit = (module, kdef)
+            self._parsed[target] = hit
+        return hit
+
+    @property
+    def signature(self) -> tuple[Param, ...]:
+        """The parameters, in order: the same for every target (see :meth:`parsed`)."""
+        return tuple(self.parsed(_SIGNATURE_TARGET)[1].params)
+
+    @property
+    def template(self) -> KernelTemplate:
+        """The source as a Jinja template (with its file name)."""
+        return self._template
+
+    @property
+    def recipe(self) -> tuple:
+        """``(source, requested name, file name, sorted constants)``: what rebuilds it."""
+        template = self._template
+        return (template.source, self._name, template.filename,
+                tuple(sorted(self.constants.items())))
+
+    @property
+    def name(self) -> str:
+        """The kernel function's name."""
+        return self.parsed(_SIGNATURE_TARGET)[1].name
+
+    @property
+    def params(self) -> list[Param]:
+        """The parameters, as a list (:attr:`signature` as a tuple)."""
+        return list(self.signature)
+
+    @property
+    def type_vars(self) -> tuple[str, ...]:
+        """Type variables still unbound by constants."""
+        kdef = self.parsed(_SIGNATURE_TARGET)[1]
+        return tuple(tv for tv in kdef.type_vars if tv not in self.constants)
+
+    def __repr__(self) -> str:
+        try:
+            sig = ", ".join(f"{p.describe()} {p.name}" for p in self.params)
+            return f"<portakern.Kernel {self.name}({sig})>"
+        except Exception:  # noqa: BLE001 - repr must not fail on an unrendered template
+            return "<portakern.Kernel (not yet rendered)>"
+
+    # -- pickling (by recipe: portakern._recipes) -----------------------------------------
+    def __reduce__(self) -> tuple:
+        """Pickle as source, name, file name and constants; rebuilt (interned) on arrival."""
+        from ._recipes import intern_kernel, kernel_recipe, rebuild_kernel
+
+        intern_kernel(self)  # a round trip in this process gives this very object
+        return rebuild_kernel, kernel_recipe(self)
+
+    def __dask_tokenize__(self) -> str:
+        """Deterministic across processes; distinct per source, name and constants."""
+        from ._recipes import kernel_token
+
+        return kernel_token(self)
+
+    # -- rendering ------------------------------------------------------------------
+    def _bindings(self, kdef: KernelDef, given: dict[str, str]) -> dict[str, str]:
+        out = {}
+        for tv in kdef.type_vars:
+            if tv in given:
+                out[tv] = given[tv]
+            elif tv in self.constants:
+                out[tv] = str(self.constants[tv])
+        return out
+
+    def rendered(self, target: str, bindings: dict[str, str], ndim: int, *,
+                 unmasked: bool = False, **extra: Any) -> RenderedKernel:
+        """The :class:`RenderedKernel` for a target, type bindings and ndrange rank.
+
+        ``unmasked`` renders the kernel without its implicit bounds mask (as
+        ``@kernel(unsafe_indices)`` would), for launches whose workgroups tile the
+        ndrange exactly; the masked kernel is lowered first all the same, so its
+        errors (a ``return`` before ``@synchronize``) are never skipped.
+        """
+        key = (target, tuple(sorted(bindings.items())), ndim, tuple(sorted(extra.items())),
+               unmasked)
+        hit = self._rendered.get(key)
+        if hit is None:
+            self._check_portability()
+            module, kdef = self.parsed(target)
+            full = self._bindings(kdef, bindings)
+            missing = [tv for tv in kdef.type_vars if tv not in full]
+            if missing:
+                raise KernelTypeError(
+                    f"kernel {kdef.name!r}: type variable(s) {', '.join(missing)} unbound; "
+                    f"pass arrays that bind them or use "
+                    f"kernel.specialize({missing[0]}='float')")
+            # Targets whose backend runs a group's work-items in loops get barrier
+            # kernels lowered into work-item loops (lower_kernel's ``lockstep``).
+            from .lower import lower_kernel
+
+            lockstep = lockstep_for(target, kdef)
+            lowered = lower_kernel(kdef, module, ndim, lockstep=lockstep)
+            if unmasked:
+                lowered = lower_kernel(replace(kdef, unsafe_indices=True), module, ndim,
+                                       lockstep=lockstep)
+            hit = render_lowered(lowered, module.helpers, target, full,
+                                 self._template.filename, user_source=self._template.source,
+                                 **extra)
+            self._rendered[key] = hit
+        return hit
+
+    def variant(self, target: str, bindings: tuple, ndim: int, *, unmasked: bool = False,
+                disk: bool = True) -> RenderedKernel:
+        """The rendering a launch compiles: memoised here, and on disk unless ``disk`` is false.
+
+        ``bindings`` is the sorted tuple of ``(type variable, type name)`` pairs the
+        argument checks return. An entry read from disk has no lowered tree, so a
+        backend that re-renders variants (``Backend.renders_variants``) passes
+        ``disk=False``.
+        """
+        key = ("launch", target, bindings, ndim, unmasked, disk)
+        hit = self._rendered.get(key)
+        if hit is None:
+            from . import cache
+
+            hit = cache.rendered(
+                self.recipe, target, bindings, ndim, unmasked=unmasked, disk=disk,
+                render=lambda: self.rendered(target, dict(bindings), ndim, unmasked=unmasked))
+            self._rendered[key] = hit
+        return hit
+
+    def build(self, backend: Backend, bindings: tuple, ndim: int, *,
+              unmasked: bool = False) -> Any:
+        """The variant compiled by ``backend`` (its ``compile`` result), built once."""
+        # The target is in the key: a backend subclass may render another dialect
+        # on the same device (and so share cache_key) as its parent.
+        key = (backend.cache_key, backend.target, bindings, ndim, unmasked)
+        compiled = self._compiled.get(key)
+        if compiled is None:
+            rendered = self.variant(backend.target, bindings, ndim, unmasked=unmasked,
+                                    disk=not backend.renders_variants)
+            compiled = self._compiled[key] = backend.compile(rendered)
+        return compiled
+
+    def render(self, target: str | None = None, /, *, ndim: int | None = None,
+               **bindings: Any) -> str:
+        """The generated source for ``target`` (``"cuda"``, ``"metal"``, ``"opencl"``).
+
+        Type variables are bound by keyword (``T="float"`` or a NumPy dtype), a type
+        variable named ``target`` too when the target is given first
+        (``render("cuda", target="float")``); ``ndim`` defaults to the rank the
+        kernel's NTuple indices imply, else 1.
+        """
+        if target is None:
+            given = bindings.get("target")
+            if type(given) is str and given not in KNOWN_TYPES:
+                target = bindings.pop("target")  # render(target="cuda"), the keyword form
+            else:
+                target = "opencl"
+        if target not in TARGETS:
+            from .render import available_targets
+
+            if target not in available_targets():
+                raise KernelTypeError(
+                    f"unknown target {target!r}; use one of {', '.join(available_targets())}")
+        module, kdef = self.parsed(target)
+        # str.__str__: an exact str, so a subclass's __eq__ cannot pass for a type name.
+        names = {k: as_type_name(str.__str__(v) if isinstance(v, str) else v,
+                                 what=f"type variable {k}") for k, v in bindings.items()}
+        unknown = [k for k in names if k not in kdef.type_vars]
+        if unknown:
+            raise KernelTypeError(
+                f"{unknown[0]!r} is not a type variable of kernel {kdef.name!r} "
+                f"(its type variables: {', '.join(kdef.type_vars) or 'none'})")
+        if ndim is None:
+            from .lower import infer_ndim
+
+            ndim = infer_ndim(kdef)
+        return self.rendered(target, names, ndim).source
+
+    # -- launching ------------------------------------------------------------------
+    def __call__(self, *args: Any, ndrange: Any = None, workgroupsize: Any = None) -> Any:
+        if args and isinstance(args[0], Backend):
+            if len(args) > 3:
+                raise KernelTypeError(
+                    "kernel(backend, workgroupsize=None, ndrange=None) returns a launcher; "
+                    "pass the kernel's arguments to that launcher")
+            backend = args[0]
+            wg = args[1] if len(args) > 1 else workgroupsize
+            nd = args[2] if len(args) > 2 else ndrange
+            return Launcher(self, backend, wg, nd)
+        # Warm path: arguments of the same types as before go to the same launcher
+        # when their types alone decided the backend (NumPy -> CPU), so a direct call
+        # costs one tuple and one dict lookup more than a launcher call (DESIGN §4).
+        key = tuple(map(type, args))
+        launcher = self._by_types.get(key)
+        if launcher is None or self._by_types_generation != resolve.generation:
+            backend, by_type = resolve.resolve_args(self, args)
+            launcher = self._launchers.get(backend)
+            if launcher is None:
+                launcher = self._launchers[backend] = Launcher(self, backend)
+            if self._by_types_generation != resolve.generation or len(self._by_types) > 64:
+                self._by_types.clear()
+                self._by_types_generation = resolve.generation
+            if by_type:
+                self._by_types[key] = launcher
+        launcher(*args, ndrange=ndrange, workgroupsize=workgroupsize)
+        return None
+
+
+def kernel(source: str, name: str | None = None, **constants: Any) -> Kernel:
+    """Create a :class:`Kernel` from source text (see :class:`Kernel`)."""
+    return Kernel(source, name, **constants)
+
+
+kernel.from_file = Kernel.from_file  # type: ignore[attr-defined]
+kernel.from_resource = Kernel.from_resource  # type: ignore[attr-defined]
+
+
+def _signature_text(kdef: KernelDef) -> str:
+    return ", ".join(f"{p.describe()} {p.name}" for p in kdef.params)

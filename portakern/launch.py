@@ -1,0 +1,308 @@
+"""Launching: a kernel bound to a backend, its launch plans, and the ndrange checks.
+
+A :class:`Launcher` checks a call's arguments (:mod:`portakern.arguments`),
+compiles the variant the bindings and the ndrange need, and works out a
+:class:`LaunchPlan` (the hardware grid and workgroup) once per combination of
+bindings, ndrange and workgroup size; a warm launch is a dictionary lookup and
+the backend's ``launch``.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import numpy as np
+
+from .arguments import check_args, recall, remember
+from .backends.base import Backend
+from .errors import (
+    CompilationError,
+    KernelTypeError,
+    NativeFallbackWarning,
+    NDRangeError,
+    user_stacklevel,
+)
+from .language import KernelDef
+
+if TYPE_CHECKING:
+    from .kernels import Kernel
+
+__all__ = ["LaunchPlan", "Launcher", "normalize_ndrange", "normalize_workgroup"]
+
+
+class LaunchPlan(NamedTuple):
+    """What a launch with given bindings, ndrange and workgroup size runs.
+
+    ``global_size`` and ``local_size`` are in hardware order (x first); ``sizes``
+    are the ndrange extents passed to the kernel as its trailing arguments.
+    """
+
+    compiled: Any
+    global_size: tuple[int, ...]
+    local_size: tuple[int, ...]
+    sizes: tuple[np.int64, ...]
+
+
+def normalize_ndrange(nd: Any, what: str = "ndrange") -> tuple[int, ...]:
+    if nd is None:
+        raise NDRangeError(
+            f"pass {what}=... (the shape of the index space, e.g. {what}=y.shape)")
+    if isinstance(nd, (int, np.integer)) and not isinstance(nd, (bool, np.bool_)):
+        nd = (nd,)
+    if not isinstance(nd, (tuple, list)):
+        raise NDRangeError(f"{what} must be an int or a tuple of 0-3 ints, got {nd!r}")
+    if len(nd) > 3:
+        raise NDRangeError(f"{what} has {len(nd)} axes; at most 3 are supported, got {tuple(nd)}")
+    out = []
+    for d, n in enumerate(nd):
+        if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)):
+            raise NDRangeError(f"{what}[{d}] must be an int, got {n!r}")
+        if n < 0:
+            raise NDRangeError(f"{what}[{d}] must be >= 0, got {int(n)}")
+        out.append(operator.index(n))
+    return tuple(out)
+
+
+def normalize_workgroup(wg: Any, ndim: int) -> tuple[int, ...] | None:
+    if wg is None:
+        return None
+    if isinstance(wg, (int, np.integer)) and not isinstance(wg, (bool, np.bool_)):
+        # An int sizes the fastest (last) axis; the other axes get 1.
+        if ndim == 0 and int(wg) != 1:
+            raise NDRangeError("a 0-axis ndrange runs one work-item; workgroupsize must be 1")
+        wg = (1,) * max(ndim - 1, 0) + (int(wg),) if ndim else ()
+    if not isinstance(wg, (tuple, list)):
+        raise NDRangeError(f"workgroupsize must be an int or a tuple of ints, got {wg!r}")
+    if len(wg) != ndim:
+        raise NDRangeError(
+            f"workgroupsize {tuple(wg)} has {len(wg)} axes but the ndrange has {ndim}")
+    out = []
+    for d, w in enumerate(wg):
+        if isinstance(w, (bool, np.bool_)) or not isinstance(w, (int, np.integer)) or w < 1:
+            raise NDRangeError(f"workgroupsize[{d}] must be an int >= 1, got {w!r}")
+        out.append(int(w))
+    return tuple(out)
+
+
+
+class Launcher:
+    """A kernel bound to a backend (and optionally a static workgroup size / ndrange).
+
+    Calling it checks every argument, then launches. On ``CPU()`` the call returns
+    once the kernel has finished; on GPU backends it returns at once (call
+    ``backend.synchronize()``).
+    """
+
+    def __init__(self, kernel: Kernel, backend: Backend, workgroupsize: Any = None,
+                 ndrange: Any = None) -> None:
+        if not isinstance(backend, Backend):
+            raise KernelTypeError(f"expected a portakern backend, got {type(backend).__name__}")
+        self.kernel = kernel
+        self.backend = backend
+        self.static_ndrange = None if ndrange is None else normalize_ndrange(ndrange)
+        self.static_workgroupsize = workgroupsize
+        self.plans: dict[tuple, tuple | None] = {}
+        self._memo: tuple | None = None
+        # The backend that runs this kernel for ``backend``: itself, or the one its
+        # ``executor(kernel)`` picks (CPU(): the native path or PoCL), on first launch.
+        self.runner: Backend | None = None
+        if workgroupsize is not None:
+            ndim = len(self.static_ndrange) if self.static_ndrange is not None else None
+            if ndim is not None:
+                normalize_workgroup(workgroupsize, ndim)
+            elif not isinstance(workgroupsize, (int, np.integer, tuple, list)):
+                normalize_workgroup(workgroupsize, 1)
+
+    def __repr__(self) -> str:
+        return f"<portakern.Launcher {self.kernel.name} on {self.backend!r}>"
+
+    def __reduce__(self) -> tuple:
+        """Pickle as kernel, backend and static sizes; rebuilt (interned) on arrival."""
+        from ._recipes import intern_launcher, launcher_recipe, rebuild_launcher
+
+        intern_launcher(self)
+        return rebuild_launcher, launcher_recipe(self)
+
+    def __dask_tokenize__(self) -> str:
+        from ._recipes import launcher_token
+
+        return launcher_token(self)
+
+    def _ndrange(self, ndrange: Any) -> tuple[int, ...]:
+        if ndrange is None:
+            if self.static_ndrange is None:
+                return normalize_ndrange(None)
+            return self.static_ndrange
+        nd = normalize_ndrange(ndrange)
+        if self.static_ndrange is not None and nd != self.static_ndrange:
+            raise NDRangeError(
+                f"ndrange={nd} conflicts with the static ndrange {self.static_ndrange} given "
+                f"when the launcher was made; pass one or the other")
+        return nd
+
+    def _workgroup(self, wg: Any, ndim: int) -> tuple[int, ...] | None:
+        static = normalize_workgroup(self.static_workgroupsize, ndim)
+        dynamic = normalize_workgroup(wg, ndim)
+        if static is not None and dynamic is not None and static != dynamic:
+            raise NDRangeError(
+                f"workgroupsize={dynamic} conflicts with the static workgroupsize {static} "
+                f"given when the launcher was made; pass one or the other")
+        return dynamic or static
+
+    def _route(self) -> Backend:
+        runner = self.backend.executor(self.kernel)
+        self.runner = runner
+        return runner
+
+    def __call__(self, *args: Any, ndrange: Any = None, workgroupsize: Any = None) -> None:
+        nd = self._ndrange(ndrange)
+        backend = self.runner or self._route()
+        kdef = self.kernel.parsed(backend.target)[1]
+        memo = self._memo
+        hit = recall(memo, args, backend) if memo is not None else None
+        if hit is None:
+            infos: dict = {}
+            launch_args, bindings = check_args(kdef, args, backend, self.kernel.constants,
+                                                infos)
+            self._memo = remember(kdef, args, launch_args, bindings, self.kernel.constants,
+                                   infos)
+        else:
+            launch_args, bindings = hit
+        # What follows the argument checks depends only on the bindings, the ndrange
+        # and the workgroup size, so it is worked out once per combination: a warm
+        # launch costs a dict lookup here (DESIGN section 4: overhead <= 1.3x PyOpenCL).
+        wg_key = workgroupsize
+        if type(workgroupsize) is tuple and all(type(w) is int for w in workgroupsize):
+            pass
+        elif workgroupsize is not None and type(workgroupsize) is not int:
+            wg_key = _UNCACHED  # floats, bools, lists: normalised (or refused) every call
+        plan_key = (bindings, nd, wg_key)
+        plan = self.plans.get(plan_key, _UNCACHED)
+        if plan is _UNCACHED:
+            # Not inside an ``except KeyError``: an error raised here (NDRangeError)
+            # must not carry the lookup's KeyError as its context.
+            try:
+                plan = self._plan(backend, kdef, bindings, nd, workgroupsize)
+            except CompilationError as exc:
+                if backend is self.backend:
+                    raise
+                self._fall_back(backend, exc, args, ndrange, workgroupsize)
+                return
+            if wg_key is not _UNCACHED:
+                if len(self.plans) >= _MAX_PLANS:
+                    self.plans.clear()  # a launcher fed ever new sizes stays small
+                self.plans[plan_key] = plan
+        if plan is None:
+            return  # an empty ndrange: everything checked, nothing to run
+        compiled, global_size, local_size, sizes = plan
+        launch_args.extend(sizes)
+        backend.launch(compiled, launch_args, global_size, local_size)
+
+    def _fall_back(self, runner: Backend, exc: CompilationError, args: tuple, ndrange: Any,
+                   workgroupsize: Any) -> None:
+        """Run on ``self.backend`` itself after its executor ``runner`` failed to compile.
+
+        ``CPU()``'s native path renders the kernel as C++; code that only compiles as
+        OpenCL (an ``else`` branch of a target escape written for OpenCL) still runs,
+        on the OpenCL device, with a :class:`NativeFallbackWarning`. If that build
+        fails too, the executor's error is raised and nothing is remembered.
+        """
+        import warnings
+
+        from .lower import NotLockstep
+
+        self.runner, self._memo = self.backend, None
+        self.plans.clear()
+        try:
+            self(*args, ndrange=ndrange, workgroupsize=workgroupsize)
+        except CompilationError:
+            self.runner, self._memo = None, None
+            self.plans.clear()
+            raise exc from None
+        if isinstance(exc, NotLockstep):
+            return  # a documented limit of lockstep lowering (docs/cpu.md), not a user error
+        ours, theirs = self.backend.target, runner.target
+        warnings.warn(
+            f"kernel {self.kernel.name!r} runs on {self.backend!r} as {ours!r}: its "
+            f"{theirs!r} rendering does not compile. If the kernel has {ours!r}-only code, "
+            f"put it under {{% if target == \"{ours}\" %}} to run it as {theirs!r}; if not, "
+            f"this is a portakern bug (please report it). The compiler said:\n{exc}",
+            NativeFallbackWarning, stacklevel=user_stacklevel())
+
+    def _plan(self, backend: Backend, kdef: KernelDef, bindings: tuple, nd: tuple[int, ...],
+              workgroupsize: Any) -> tuple | None:
+        """Compile and size a launch: ``(compiled, global, local, ndrange args)``."""
+        ndim = len(nd)
+        if math.prod(nd) > _INDEX_MAX or max(nd, default=0) > _INDEX_MAX:
+            # Sizes are passed as int64 and @index(Global, Linear) is a long.
+            raise NDRangeError(
+                f"ndrange {nd} is too large: each axis and the total number of work-items "
+                f"must be at most 2**63 - 1 (the kernel's indices are 64-bit)")
+        backend.check_available()
+        # A backend that sets ``unmask_exact`` (PoCL: a masked body is not vectorised,
+        # 2-4x slower) gets the kernel without its bounds mask when the workgroups
+        # cover the ndrange exactly, so no work-item falls outside it.
+        exact_ok = (getattr(backend, "unmask_exact", False) and not kdef.unsafe_indices
+                    and ndim > 0 and math.prod(nd) > 0)
+        # A backend that ``clips_ndrange`` (CPU's native path) runs exactly the
+        # work-items of the ndrange whatever the groups: it never needs the mask.
+        clips = getattr(backend, "clips_ndrange", False) and not kdef.unsafe_indices
+        if clips:
+            compiled = self._compile(backend, bindings, ndim, ndim > 0 and math.prod(nd) > 0)
+        elif not exact_ok:
+            compiled = self._compile(backend, bindings, ndim, False)
+        wg = self._workgroup(workgroupsize, ndim)
+        if clips:
+            wg = wg or backend.default_workgroupsize(nd, compiled)
+        elif exact_ok:
+            shape = wg or backend.default_workgroupsize(nd, None)
+            compiled = self._compile(backend, bindings, ndim, _covers(nd, shape))
+            if wg is None and math.prod(shape) > backend.max_workgroup_size(compiled):
+                # This kernel cannot use the device-wide default (much private memory).
+                shape = backend.default_workgroupsize(nd, compiled)
+                compiled = self._compile(backend, bindings, ndim, _covers(nd, shape))
+            wg = shape
+        elif wg is None:
+            wg = backend.default_workgroupsize(nd, compiled)
+        _check_workgroup(wg, backend, compiled, kdef.name)
+        if ndim and math.prod(nd) == 0:
+            return None
+        if clips:
+            global_size = tuple(reversed(nd)) or (1,)
+        else:
+            global_size = tuple(-(-n // w) * w for n, w in
+                                zip(reversed(nd), reversed(wg), strict=True)) or (1,)
+        local_size = tuple(reversed(wg)) or (1,)
+        return LaunchPlan(compiled, global_size, local_size,
+                          tuple(np.int64(n) for n in nd))
+
+    def _compile(self, backend: Backend, bindings: tuple, ndim: int, unmasked: bool) -> Any:
+        return self.kernel.build(backend, bindings, ndim, unmasked=unmasked)
+
+
+_UNCACHED = object()
+_MAX_PLANS = 256
+_INDEX_MAX = 2**63 - 1
+
+
+def _covers(nd: tuple[int, ...], wg: tuple[int, ...]) -> bool:
+    """True when workgroups of shape ``wg`` tile the ndrange with no work-item left over."""
+    return all(n % w == 0 for n, w in zip(nd, wg, strict=True))
+
+
+def _check_workgroup(wg: tuple[int, ...], backend: Backend, compiled: Any, name: str) -> None:
+    limit = backend.max_workgroup_size(compiled)
+    total = math.prod(wg)
+    if total > limit:
+        raise NDRangeError(
+            f"workgroupsize {wg} has {total} work-items, more than the {limit} that kernel "
+            f"{name!r} may use on {backend!r}; use a smaller workgroupsize")
+    items = backend.max_workitem_sizes()
+    for d, w in enumerate(wg):
+        hw = len(wg) - 1 - d
+        if hw < len(items) and w > items[hw]:
+            raise NDRangeError(
+                f"workgroupsize[{d}]={w} exceeds the device limit {items[hw]} for that axis "
+                f"on {backend!r}")
