@@ -17,7 +17,7 @@ import os
 import platform
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -25,10 +25,10 @@ from typing import Any, TextIO
 import numpy as np
 
 from .errors import BackendUnavailableError, KernelSyntaxError, PortakernError
+from .targets import builtin_targets, target_info
 
 __all__ = ["main", "parse_define"]
 
-_TARGETS = ("opencl", "c", "cuda", "metal")
 _DEFAULT_TYPE = "float"
 
 
@@ -320,72 +320,12 @@ def cmd_render(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
 # -- check ----------------------------------------------------------------------------------
 
-def _check_opencl(rendered: Any, sources: dict[str, str]) -> str:
-    from .backends.opencl import CPU
-
-    status = CPU.opencl_available()
-    if not status:
-        raise BackendUnavailableError(status.reason)
-    backend = CPU()
-    backend.compile(rendered)
-    return f"built on {backend.device.name.strip()}"
-
-
-def _check_c(rendered: Any, sources: dict[str, str]) -> str:
-    from .backends.native import NativeCPU
-
-    status = NativeCPU.available()
-    if not status:
-        raise BackendUnavailableError(status.reason)
-    from .lower import lockstep_jump
-
-    lowered = rendered.lowered
-    jump = lowered.lockstep and lockstep_jump(lowered.body)
-    if jump:
-        raise BackendUnavailableError(
-            f"{jump} in a kernel with @synchronize/@localmem: CPU() runs it on its OpenCL "
-            f"device, checked on the opencl line")
-    backend = NativeCPU(lockstep=lowered.lockstep)
-    backend.compile(rendered)
-    return f"shared object built with {Path(backend.toolchain.compiler).name} (CPU native path)"
-
-
-def _check_cuda(rendered: Any, sources: dict[str, str]) -> str:
-    from .backends.cuda import CUDA  # imports without CuPy
-    from .checks.cuda import cuda_check_available
-
-    ok, detail = cuda_check_available()
-    if not ok:
-        raise BackendUnavailableError(detail)
-    # The launcher's own check compiles with the options a launch would use.
-    CUDA.compile_check(rendered)
-    return f"PTX for compute_90 ({detail.split(' (')[0]})"
-
-
-def _check_metal(rendered: Any, sources: dict[str, str]) -> str:
-    from .checks.metal import check_metal, metal_check_available
-
-    ok, detail = metal_check_available()
-    if not ok:
-        raise BackendUnavailableError(detail)
-    check_metal(rendered.source, sources=sources, name=f"{rendered.name}.metal")
-    # Also the shape MLX compiles: header + body inside MLX's own signature.
-    from .backends.metal import mlx_source
-
-    check_metal(mlx_source(rendered), sources=sources, name=f"{rendered.name}.mlx.metal")
-    return f"syntax check with {detail.split(' (')[0]} (standalone and as MLX wraps it)"
-
-
-_CHECKERS = {"opencl": _check_opencl, "c": _check_c, "cuda": _check_cuda,
-             "metal": _check_metal}
-
-
 def cmd_check(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """``portakern check FILE``: compile-check every target checkable here."""
     out = out or sys.stdout
     from .render import available_targets
 
-    targets = args.targets or list(_TARGETS)
+    targets = args.targets or list(builtin_targets())
     unknown = [t for t in targets if t not in available_targets()]
     if unknown:
         raise _UsageError(f"unknown target {unknown[0]!r}; use one of "
@@ -421,19 +361,19 @@ def _check_kernel(source: _Source, name: str, targets: list[str], ndim: int | No
     sources = {source.filename: source.text}
     failed = 0
     for target in targets:
-        checker = _CHECKERS.get(target)
-        if checker is None:
+        info = target_info(target)
+        if info.checker is None:
             out.write(f"  {target:<7} SKIPPED (no compile check for this target)\n")
             continue
         doubles = [tv for tv, t in bound.items() if t == "double"]
-        if target == "metal" and doubles:
-            # Not a bug in the kernel: the caller chose a type Metal does not have.
-            out.write(f"  {target:<7} SKIPPED (Metal has no double; {doubles[0]}=double "
-                      f"runs on CUDA and OpenCL only)\n")
+        if not info.double and doubles:
+            # Not a bug in the kernel: the caller chose a type the target does not have.
+            out.write(f"  {target:<7} SKIPPED ({info.title} has no double; "
+                      f"{doubles[0]}=double runs on CUDA and OpenCL only)\n")
             continue
         try:
             rendered = kernel.rendered(target, {}, _ndim(kernel, target, ndim))
-            detail = checker(rendered, sources)
+            detail = _checker(info.checker)(rendered, sources)
         except BackendUnavailableError as exc:
             out.write(f"  {target:<7} SKIPPED ({exc})\n")
         except PortakernError as exc:
@@ -442,6 +382,11 @@ def _check_kernel(source: _Source, name: str, targets: list[str], ndim: int | No
         else:
             out.write(f"  {target:<7} OK      {detail}\n")
     return failed
+
+
+def _checker(path: str) -> Callable[[Any, dict[str, str]], str]:
+    module, _, function = path.partition(":")
+    return getattr(importlib.import_module(module), function)
 
 
 def _indent(text: str, prefix: str = "    ") -> str:

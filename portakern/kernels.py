@@ -30,13 +30,13 @@ from .errors import (
 from .language import KernelDef, Module, Param, parse
 from .launch import Launcher
 from .render import (
-    TARGETS,
     KernelTemplate,
     RenderedKernel,
     check_constants,
     lockstep_for,
     render_lowered,
 )
+from .targets import builtin_targets
 from .types import KNOWN_TYPES, as_type_name
 
 __all__ = ["Kernel", "kernel"]
@@ -334,7 +334,7 @@ class Kernel:
                 target = bindings.pop("target")  # render(target="cuda"), the keyword form
             else:
                 target = "opencl"
-        if target not in TARGETS:
+        if target not in builtin_targets():
             from .render import available_targets
 
             if target not in available_targets():

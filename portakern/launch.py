@@ -244,11 +244,11 @@ class Launcher:
         # A backend that sets ``unmask_exact`` (PoCL: a masked body is not vectorised,
         # 2-4x slower) gets the kernel without its bounds mask when the workgroups
         # cover the ndrange exactly, so no work-item falls outside it.
-        exact_ok = (getattr(backend, "unmask_exact", False) and not kdef.unsafe_indices
+        exact_ok = (backend.unmask_exact and not kdef.unsafe_indices
                     and ndim > 0 and math.prod(nd) > 0)
         # A backend that ``clips_ndrange`` (CPU's native path) runs exactly the
         # work-items of the ndrange whatever the groups: it never needs the mask.
-        clips = getattr(backend, "clips_ndrange", False) and not kdef.unsafe_indices
+        clips = backend.clips_ndrange and not kdef.unsafe_indices
         if clips:
             compiled = self._compile(backend, bindings, ndim, ndim > 0 and math.prod(nd) > 0)
         elif not exact_ok:

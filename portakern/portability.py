@@ -23,26 +23,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .language import KernelDef, Module, Token, significant
+from .targets import (
+    METAL_RESERVED_WORDS,
+    OPENCL_RESERVED_WORDS,
+    builtin_targets,
+    target_info,
+)
 from .types import KNOWN_TYPES
 
 __all__ = ["Issue", "METAL_RESERVED_WORDS", "OPENCL_RESERVED_WORDS", "SCANNED_TARGETS",
            "scan", "merge"]
 
 #: The built-in targets a kernel is scanned for (``c`` is CPU()'s native C++ path).
-SCANNED_TARGETS = ("opencl", "cuda", "metal", "c")
-
-#: Words of Metal Shading Language that are not C++ keywords: function qualifiers and
-#: address spaces. Apple's compiler rejects them as names.
-METAL_RESERVED_WORDS = frozenset({
-    "kernel", "vertex", "fragment", "device", "constant", "thread", "threadgroup",
-    "threadgroup_imageblock", "ray_data", "object_data",
-})
-#: OpenCL C keywords that C leaves free: address spaces, access qualifiers, kernel.
-OPENCL_RESERVED_WORDS = frozenset({
-    "kernel", "global", "local", "constant", "private", "read_only", "write_only",
-    "read_write", "pipe", "__kernel", "__global", "__local", "__constant", "__private",
-})
-_RESERVED = {"metal": METAL_RESERVED_WORDS, "opencl": OPENCL_RESERVED_WORDS}
+SCANNED_TARGETS = builtin_targets()
 
 #: Address-space words a target escape may write before a pointer's type.
 _ADDRESS_SPACES = frozenset({"device", "threadgroup", "thread", "constant", "__global",
@@ -50,8 +43,6 @@ _ADDRESS_SPACES = frozenset({"device", "threadgroup", "thread", "constant", "__g
                              "private"})
 _DECL_QUALIFIERS = frozenset({"const", "volatile", "static", "inline", "restrict",
                               "__restrict__", "unsigned", "signed"})
-_TARGET_NAMES = {"metal": "Metal", "opencl": "OpenCL", "cuda": "CUDA",
-                 "c": "the native C++ path (CPU())"}
 
 
 @dataclass(frozen=True)
@@ -71,7 +62,7 @@ class Issue:
     message: str
 
     def describe(self) -> str:
-        names = ", ".join(_TARGET_NAMES.get(t, t) for t in self.targets)
+        names = ", ".join(target_info(t).title for t in self.targets)
         return (f"{self.filename}:{self.line}:{self.col}: {self.message} "
                 f"(not portable to: {names})")
 
@@ -83,14 +74,15 @@ def scan(module: Module, kernel: KernelDef, target: str) -> list[Issue]:
     helpers = significant(module.helpers)
     type_words = KNOWN_TYPES | set(kernel.type_vars) | set(module.type_names)
     found: list[tuple[str, Token, str]] = []
-    if target in ("metal", "c"):
+    info = target_info(target)
+    if not info.printf:
         found += [("printf", t, "printf is not in the portable subset; put it under "
                    "{% if target in (\"cuda\", \"opencl\") %}")
                   for t in _calls(body + helpers, "printf")]
-    if target in ("metal", "opencl"):
+    if info.pointer_address_spaces:
         found += _pointer_declarations(helpers, type_words, helper=True)
         found += _pointer_declarations(body, type_words, helper=False)
-    reserved = _RESERVED.get(target)
+    reserved = info.reserved_words
     if reserved:
         # The message does not name the target: merge() lists every target lacking it.
         found += [("reserved", t, f"{t.text!r} is a reserved word; rename it")

@@ -31,10 +31,8 @@ from .language import SourceMap, Token
 from .lower import Call, Gen, LoweredKernel, lower_helpers, needs_lockstep
 from .types import KNOWN_TYPES, as_type_name
 
-__all__ = ["TARGETS", "KernelTemplate", "RenderedKernel", "render_lowered", "check_constants",
+__all__ = ["KernelTemplate", "RenderedKernel", "render_lowered", "check_constants",
            "template_dirs", "add_template_dir", "target_environment"]
-
-TARGETS = ("opencl", "cuda", "metal")
 
 _MARK_RE = re.compile("\x02L(\\d+)\x03")
 _TAG_OPEN_RE = re.compile(r"\{\{|\{%|\{#")
@@ -91,17 +89,14 @@ def target_environment() -> jinja2.Environment:
 def lockstep_for(target: str, kernel: Any) -> bool:
     """The ``lockstep`` argument of :func:`~portakern.lower.lower_kernel` on ``target``.
 
-    True for a kernel with ``@synchronize`` or ``@localmem`` when the target's
-    ``macros.j2`` sets ``lockstep = true``: its launcher runs a group's work-items
-    one after another, so barriers become the ends of work-item loops.
+    True for a kernel with ``@synchronize`` or ``@localmem`` on a target whose
+    launcher runs a group's work-items one after another
+    (:attr:`portakern.targets.TargetInfo.lockstep`): barriers become the ends of
+    work-item loops.
     """
-    if not needs_lockstep(kernel):
-        return False
-    try:
-        macros = target_environment().get_template(f"{target}/macros.j2").module
-    except jinja2.TemplateNotFound:
-        return False
-    return bool(getattr(macros, "lockstep", False))
+    from .targets import target_info
+
+    return target_info(target).lockstep and needs_lockstep(kernel)
 
 
 def _finalize(value: object) -> object:

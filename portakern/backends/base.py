@@ -27,7 +27,8 @@ may
     :meth:`~Backend.for_array`, :meth:`~Backend.default_workgroupsize`,
     :attr:`~Backend.templates`, :attr:`~Backend.preferred_group_size`,
     :attr:`~Backend.synchronous`, :attr:`~Backend.unmask_exact`,
-    :attr:`~Backend.renders_variants`, :meth:`~Backend.pickle_recipe`.
+    :attr:`~Backend.clips_ndrange`, :attr:`~Backend.renders_variants`,
+    :meth:`~Backend.pickle_recipe`.
 
 An intermediate base class that is not meant to be used on its own opts out of
 the check with ``class MyBase(Backend, abstract=True)``.
@@ -56,8 +57,8 @@ SHOULD = ("zeros", "max_workgroup_size", "max_workitem_sizes", "supports", "cach
           "__eq__", "__hash__")
 #: Members a backend may override.
 MAY = ("for_array", "executor", "describe", "default_workgroupsize", "templates",
-       "preferred_group_size", "synchronous", "unmask_exact", "renders_variants",
-       "pickle_recipe")
+       "preferred_group_size", "synchronous", "unmask_exact", "clips_ndrange",
+       "renders_variants", "pickle_recipe")
 #: Feature names :meth:`Backend.supports` is asked about.
 FEATURES = ("float64", "float16", "int64_atomics")
 
@@ -169,6 +170,11 @@ class Backend:
     #: the ndrange exactly (CPU devices vectorise an unmasked body; on GPUs the mask
     #: is free). ``default_workgroupsize`` is then also called with ``compiled=None``.
     unmask_exact: ClassVar[bool] = False
+    #: **May.** True when :meth:`launch` runs exactly the work-items of the ndrange,
+    #: whatever the workgroup shape (``global_size`` is then the ndrange itself, in
+    #: hardware order, and kernels come without the bounds mask): a host loop that
+    #: clips its last group, like the CPU's native path. An instance may set it.
+    clips_ndrange: bool = False
     #: **May.** True when :meth:`compile` re-renders what it is given
     #: (:meth:`~portakern.render.RenderedKernel.variant`), which needs the lowered
     #: tree: the renderings it gets then never come from the disk cache, which
