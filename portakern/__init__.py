@@ -21,8 +21,7 @@ from .kernels import Kernel, kernel
 from .launch import Launcher
 from .registry import register_backend, registered_backends
 from .resolve import get_backend
-
-__version__ = "0.1.0"
+from .version import __version__
 
 __all__ = [
     "Backend",

@@ -18,7 +18,7 @@ import numpy as np
 
 from .backends.base import Backend
 from .errors import BackendMismatchError, KernelArgumentError, KernelTypeError
-from .language import KernelDef
+from .language import KernelDef, check_count
 from .types import KNOWN_TYPES, TYPE_DTYPES, type_name_of
 
 __all__ = ["check_args", "convert_scalar", "recall", "remember"]
@@ -107,11 +107,7 @@ def check_args(kdef: KernelDef, args: tuple, backend: Backend,
     ``infos``, if given, receives each array argument's ``ArrayInfo`` by position.
     """
     params = kdef.params
-    if len(args) != len(params):
-        sig = ", ".join(f"{p.describe()} {p.name}" for p in params)
-        raise KernelTypeError(
-            f"kernel {kdef.name!r} takes {len(params)} argument"
-            f"{'' if len(params) == 1 else 's'} ({sig}), got {len(args)}")
+    check_count(kdef.name, params, len(args))
     bindings: dict[str, str] = {tv: str(constants[tv]) for tv in kdef.type_vars
                                 if tv in constants}
     bound_by: dict[str, str] = {tv: "specialize()" for tv in bindings}

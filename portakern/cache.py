@@ -107,7 +107,7 @@ def size_limit() -> int | None:
 
 
 def _version() -> str:
-    from . import __version__
+    from .version import __version__
 
     return __version__
 

@@ -67,7 +67,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="portakern",
         description="Write a GPU kernel once; render, check and run it for CUDA, Metal "
                     "and OpenCL.")
-    from . import __version__
+    from .version import __version__
 
     parser.add_argument("--version", action="version", version=f"portakern {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -457,8 +457,8 @@ def _device_label(name: str) -> str:
 def cmd_info(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """``portakern info``: backends, devices, versions, and what to install."""
     out = out or sys.stdout
-    from . import __version__
     from .registry import registered_backends
+    from .version import __version__
 
     out.write(f"portakern {__version__} ({Path(__file__).resolve().parent})\n")
     out.write(f"python {platform.python_version()} on {platform.system()} "

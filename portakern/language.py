@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .errors import KernelSyntaxError
+from .errors import KernelSyntaxError, KernelTypeError
 from .types import KNOWN_TYPES
 
 __all__ = ["Token", "Param", "KernelDef", "Module", "SourceMap", "tokenize", "parse"]
@@ -88,6 +88,15 @@ class Param:
 
     def describe(self) -> str:
         return f"{'const ' if self.const else ''}{self.type}{'*' if self.pointer else ''}"
+
+
+def check_count(name: str, params: list[Param] | tuple[Param, ...], nargs: int) -> None:
+    """Raise the error a call with ``nargs`` arguments gets when the kernel takes another count."""
+    if nargs != len(params):
+        sig = ", ".join(f"{p.describe()} {p.name}" for p in params)
+        raise KernelTypeError(
+            f"kernel {name!r} takes {len(params)} argument"
+            f"{'' if len(params) == 1 else 's'} ({sig}), got {nargs}")
 
 
 @dataclass
@@ -388,14 +397,17 @@ def _strip_pp_comments(text: str) -> str:
 
 
 #: Constructs that may appear outside a @kernel (in helper functions).
+#: The ``@`` constructs of a kernel body (:mod:`portakern.lower` gives their meaning).
+KERNEL_CONSTRUCTS = frozenset({
+    "@index", "@ndrange", "@groupsize", "@localmem", "@private", "@uniform", "@synchronize",
+})
+
 HELPER_CONSTRUCTS = frozenset(
     f"@atomic_{op}" for op in ("add", "sub", "min", "max", "xchg", "cas", "and", "or", "xor"))
 
 
 def _check_helper_construct(t: Token, smap: SourceMap) -> None:
     if t.text not in HELPER_CONSTRUCTS:
-        from .lower import KERNEL_CONSTRUCTS
-
         if t.text in KERNEL_CONSTRUCTS:
             raise smap.error_at(
                 f"{t.text} can only be used inside a @kernel function, not in a helper", t)
@@ -403,8 +415,6 @@ def _check_helper_construct(t: Token, smap: SourceMap) -> None:
 
 
 def unknown_construct_message(text: str) -> str:
-    from .lower import KERNEL_CONSTRUCTS
-
     known = ", ".join(sorted(KERNEL_CONSTRUCTS | HELPER_CONSTRUCTS | {"@kernel"}))
     return f"unknown construct {text}; known constructs are {known}"
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from .convergence import analyse
 from .errors import CompilationError, NDRangeError
 from .language import (
+    KERNEL_CONSTRUCTS,
     KernelDef,
     Module,
     SourceMap,
@@ -54,9 +55,6 @@ __all__ = ["Gen", "Call", "LoweredKernel", "lower_kernel", "lower_helpers", "KER
            "lockstep_blocker", "lockstep_jump", "needs_lockstep",
            "infer_ndim"]
 
-KERNEL_CONSTRUCTS = frozenset({
-    "@index", "@ndrange", "@groupsize", "@localmem", "@private", "@uniform", "@synchronize",
-})
 
 ATOMIC_OPS = ("add", "sub", "min", "max", "xchg", "cas", "and", "or", "xor")
 

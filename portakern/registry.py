@@ -29,7 +29,7 @@ import re
 import sys
 import threading
 import warnings
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from os import PathLike
 from types import MappingProxyType
@@ -294,10 +294,18 @@ def _describe(rec: BackendRecord) -> str:
     return f"{rec.cls}, {rec.origin}"
 
 
-def _changed() -> None:
-    from .resolve import clear_resolution_cache
+#: Called after every change of the table (resolution forgets its per-type answers).
+_LISTENERS: list[Callable[[], None]] = []
 
-    clear_resolution_cache()
+
+def on_change(listener: Callable[[], None]) -> None:
+    """Call ``listener()`` after every registration or removal (resolution's caches)."""
+    _LISTENERS.append(listener)
+
+
+def _changed() -> None:
+    for listener in _LISTENERS:
+        listener()
 
 
 # -- entry points -----------------------------------------------------------------------

@@ -38,6 +38,7 @@ from typing import Any
 from . import registry
 from .backends.base import Backend, cached_instance, default_instance
 from .errors import BackendMismatchError, KernelTypeError
+from .language import check_count
 
 __all__ = ["get_backend", "backend_name_of", "backend_for_args", "clear_resolution_cache",
            "RESOLUTION_ORDER"]
@@ -64,6 +65,9 @@ def clear_resolution_cache() -> None:
     global generation
     _BY_TYPE.clear()
     generation += 1
+
+
+registry.on_change(clear_resolution_cache)
 
 
 def _class_resolver(name: str) -> Callable[[Any], Backend | None]:
@@ -232,10 +236,7 @@ def resolve_args(kernel: Any, args: tuple) -> tuple[Backend, bool]:
     :data:`generation`), so the caller may cache by argument types.
     """
     params = kernel.signature
-    if len(args) != len(params):
-        from .arguments import check_args
-
-        check_args(kernel.parsed("opencl")[1], args, None, {})  # raises the count error
+    check_count(kernel.name, params, len(args))
     first = None
     by_type = True
     for p, a in zip(params, args, strict=True):
