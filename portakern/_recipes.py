@@ -90,10 +90,10 @@ def rebuild_kernel(source: str, name: str | None, filename: str, constants: tupl
 
 def kernel_token(kernel: Any) -> str:
     """A digest of the recipe: equal for equal recipes in every process."""
-    return _digest(("portakern.Kernel",) + _key(kernel_recipe(kernel)))
+    return token_digest(("portakern.Kernel",) + _key(kernel_recipe(kernel)))
 
 
-def _digest(parts: Any) -> str:
+def token_digest(parts: Any) -> str:
     return hashlib.sha256(repr(parts).encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -141,7 +141,7 @@ def intern_launcher(launcher: Any) -> None:
 
 def launcher_token(launcher: Any) -> str:
     kernel, backend, wg, nd = launcher_recipe(launcher)
-    return _digest(("portakern.Launcher", kernel_token(kernel), backend_token(backend),
+    return token_digest(("portakern.Launcher", kernel_token(kernel), backend_token(backend),
                     repr(wg), repr(nd)))
 
 
@@ -162,9 +162,9 @@ def backend_token(backend: Any) -> str:
         recipe = backend.pickle_recipe()
     except TypeError:
         # It cannot travel (OpenCL(queue)): distinct per object, stable in this process.
-        return _digest((cls.__module__, cls.__qualname__, repr(backend), id(backend)))
+        return token_digest((cls.__module__, cls.__qualname__, repr(backend), id(backend)))
     if recipe is None:
-        return _digest((cls.__module__, cls.__qualname__, repr(backend),
+        return token_digest((cls.__module__, cls.__qualname__, repr(backend),
                         repr(getattr(backend, "cache_key", None))))
     args, kwargs = recipe
-    return _digest((cls.__module__, cls.__qualname__, args, tuple(sorted(kwargs.items()))))
+    return token_digest((cls.__module__, cls.__qualname__, args, tuple(sorted(kwargs.items()))))

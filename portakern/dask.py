@@ -227,14 +227,14 @@ def _launch(kernel: Kernel | Launcher, full: list, nd: tuple, workgroupsize: Any
 
 def _variant_key(kernel: Kernel | Launcher, full: list, nd: tuple) -> str | None:
     from . import cache
-    from ._recipes import _digest, kernel_token, launcher_token
+    from ._recipes import kernel_token, launcher_token, token_digest
 
     if not cache.cache_enabled():
         return None
     token = launcher_token(kernel) if isinstance(kernel, Launcher) else kernel_token(kernel)
     types = tuple((type(a).__module__, type(a).__qualname__, str(getattr(a, "dtype", "")))
                   for a in full)
-    return _digest((token, types, tuple(nd), str(cache.cache_dir())))
+    return token_digest((token, types, tuple(nd), str(cache.cache_dir())))
 
 
 class _file_lock:  # noqa: N801 - used as a context manager, like a function
