@@ -373,7 +373,7 @@ def _check_kernel(source: _Source, name: str, targets: list[str], ndim: int | No
             continue
         try:
             rendered = kernel.rendered(target, {}, _ndim(kernel, target, ndim))
-            detail = _checker(info.checker)(rendered, sources)
+            detail = _checker(info.checker)(rendered, sources, kernel)
         except BackendUnavailableError as exc:
             out.write(f"  {target:<7} SKIPPED ({exc})\n")
         except PortakernError as exc:
@@ -384,7 +384,7 @@ def _check_kernel(source: _Source, name: str, targets: list[str], ndim: int | No
     return failed
 
 
-def _checker(path: str) -> Callable[[Any, dict[str, str]], str]:
+def _checker(path: str) -> Callable[[Any, dict[str, str], Any], str]:
     module, _, function = path.partition(":")
     return getattr(importlib.import_module(module), function)
 

@@ -16,7 +16,7 @@ import warnings
 from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import resolve
 from .backends.base import Backend
@@ -38,6 +38,9 @@ from .render import (
 )
 from .targets import builtin_targets
 from .types import KNOWN_TYPES, as_type_name
+
+if TYPE_CHECKING:
+    from .tree import BodyFacts
 
 __all__ = ["Kernel", "kernel"]
 
@@ -73,6 +76,7 @@ class Kernel:
         self._name = name
         self.constants = constants
         self._parsed: dict[str, tuple[Module, KernelDef]] = {}
+        self._facts: dict[str, BodyFacts] = {}
         self._rendered: dict[tuple, RenderedKernel] = {}
         self._compiled: dict[tuple, Any] = {}
         self._launchers: dict[Any, Launcher] = {}
@@ -183,6 +187,19 @@ class Kernel:
                         f"may differ per target", self._template.filename, 1, 1)
             hit = (module, kdef)
             self._parsed[target] = hit
+        return hit
+
+    def facts(self, target: str) -> BodyFacts:
+        """What the body rendered for ``target`` holds (:func:`portakern.tree.body_facts`).
+
+        Found once from the statement tree; the choice of a CPU path reads it.
+        """
+        hit = self._facts.get(target)
+        if hit is None:
+            from .tree import body_facts, parse_body
+
+            module, kdef = self.parsed(target)
+            hit = self._facts[target] = body_facts(parse_body(kdef.body, module.source_map))
         return hit
 
     @property

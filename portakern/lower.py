@@ -52,7 +52,7 @@ from .parts import split_top as _split_top
 from .types import KNOWN_TYPES
 
 __all__ = ["Gen", "Call", "LoweredKernel", "lower_kernel", "lower_helpers", "KERNEL_CONSTRUCTS",
-           "lockstep_blocker", "lockstep_jump", "needs_lockstep",
+           "needs_lockstep",
            "infer_ndim"]
 
 
@@ -758,23 +758,6 @@ def needs_lockstep(kernel: KernelDef) -> bool:
     return any(t.kind == "at" and t.text in _LOCKSTEP for t in kernel.body)
 
 
-def lockstep_blocker(kernel: KernelDef) -> str | None:
-    """Why :func:`lower_kernel` cannot give ``kernel`` work-item loops, or None.
-
-    In a work-item loop, ``return``, ``break``, ``continue`` and ``goto`` would leave
-    the loop (or the launch) instead of ending the work-item's part.
-    """
-    return lockstep_jump(kernel.body)
-
-
-def lockstep_jump(items: list) -> str | None:
-    """The first jump statement among tokens or lowered parts, as ``'return' at line 7``."""
-    for t in items:
-        if isinstance(t, Token) and t.kind == "id" and t.text in _JUMPS:
-            return f"'{t.text}' at line {t.line}"
-    return None
-
-
 def lower_kernel(kernel: KernelDef, module: Module, ndim: int, *,
                  lockstep: bool = False) -> LoweredKernel:
     """Lower one kernel for an ndrange of ``ndim`` axes.
@@ -789,8 +772,8 @@ def lower_kernel(kernel: KernelDef, module: Module, ndim: int, *,
     (``pk_priv_<name>[pk_items]``, bound by reference in every later loop). A loop
     around ``@synchronize`` runs once per group, and so do the group-uniform
     statements that update what it depends on (:mod:`portakern.convergence`; on
-    other targets every work-item runs them, unmasked). The caller checks
-    :func:`lockstep_blocker` first.
+    other targets every work-item runs them, unmasked). The caller checks first that
+    no jump leaves a work-item loop (:attr:`portakern.tree.BodyFacts.lockstep_blocker`).
     """
     if isinstance(ndim, bool) or not isinstance(ndim, int) or not 0 <= ndim <= 3:
         raise NDRangeError(f"kernel {kernel.name!r}: the ndrange rank must be 0, 1, 2 or 3, "

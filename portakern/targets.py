@@ -33,6 +33,9 @@ class TargetInfo:
         at the barriers (:func:`portakern.lower.lower_kernel`'s ``lockstep``).
     printf : bool
         ``printf`` exists in kernels.
+    prints : bool
+        ``@print`` writes its output (else its ``print`` macro renders nothing, and
+        the portability scan warns about each ``@print``).
     pointer_address_spaces : bool
         A pointer variable must name its address space (OpenCL 1.2, Metal), so a
         pointer declared in portable code is not portable to it.
@@ -42,7 +45,8 @@ class TargetInfo:
         ``double`` exists.
     checker : str or None
         ``"module:function"`` of its compile check (``portakern check``), which
-        takes the rendered kernel and the user's sources and returns a summary.
+        takes the rendered kernel, the user's sources and the kernel, and returns a
+        one-line summary.
     """
 
     name: str
@@ -53,6 +57,7 @@ class TargetInfo:
     reserved_words: frozenset[str] = field(default_factory=frozenset)
     double: bool = True
     checker: str | None = None
+    prints: bool = True
 
 
 #: Words of Metal Shading Language that are not C++ keywords: function qualifiers and
@@ -73,7 +78,7 @@ _BUILTIN = (
                reserved_words=OPENCL_RESERVED_WORDS,
                checker="portakern.checks.targets:check_opencl"),
     TargetInfo("cuda", "CUDA", checker="portakern.checks.targets:check_cuda"),
-    TargetInfo("metal", "Metal", printf=False, pointer_address_spaces=True,
+    TargetInfo("metal", "Metal", printf=False, prints=False, pointer_address_spaces=True,
                reserved_words=METAL_RESERVED_WORDS, double=False,
                checker="portakern.checks.targets:check_metal"),
     TargetInfo("c", "the native C++ path (CPU())", lockstep=True, printf=False,

@@ -277,15 +277,16 @@ def test_opencl_renderings_build(case):
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_c_renderings_build(case):
     from portakern.backends.native import NativeCPU
-    from portakern.lower import infer_ndim, lockstep_blocker, needs_lockstep
+    from portakern.lower import infer_ndim
 
     if not NativeCPU.available():
         pytest.skip(f"no native CPU path: {NativeCPU.available().reason}")
     k = pk.Kernel(case.source, case.kernel, filename=case.filename, **case.constants)
-    backend = NativeCPU(lockstep=needs_lockstep(k.parsed("c")[1]))
+    facts = k.facts("c")
+    backend = NativeCPU(lockstep=facts.lockstep)
     kdef = k.parsed("c")[1]
-    if lockstep_blocker(kdef):
-        pytest.skip(f"CPU() runs this kernel on OpenCL: {lockstep_blocker(kdef)} in a kernel "
+    if facts.lockstep_blocker:
+        pytest.skip(f"CPU() runs this kernel on OpenCL: {facts.lockstep_blocker} in a kernel "
                     f"with barriers")
     ndim = infer_ndim(kdef) if case.ndim is None else case.ndim
     compiled = backend.compile(k.rendered("c", case.bindings, ndim))

@@ -390,14 +390,12 @@ class CPU(NumPyArrays, OpenCL):
             return self
         if type(self) is not CPU:
             native = _hosted_native(self, native)
-        from ..lower import lockstep_blocker, needs_lockstep
-
-        kdef = kernel.parsed("c")[1]
-        if not needs_lockstep(kdef):
+        facts = kernel.facts("c")
+        if not facts.lockstep:
             return native[0]
         # Barrier kernels run natively as work-item loops, unless a jump statement
         # would leave those loops (the OpenCL device runs them instead).
-        return self if lockstep_blocker(kdef) else native[1]
+        return self if facts.lockstep_blocker else native[1]
 
     @classmethod
     def available(cls) -> Availability:

@@ -1,9 +1,10 @@
 """Compile checks of each built-in target, as ``portakern check`` runs them.
 
-Each takes a :class:`~portakern.render.RenderedKernel` and the user's sources
-(for messages), compiles it the way a launch would (or as close as this machine
-allows), and returns one line saying what ran; :class:`BackendUnavailableError`
-means the check cannot run here. :mod:`portakern.targets` names them.
+Each takes a :class:`~portakern.render.RenderedKernel`, the user's sources
+(for messages) and the :class:`~portakern.Kernel`, compiles it the way a launch
+would (or as close as this machine allows), and returns one line saying what
+ran; :class:`BackendUnavailableError` means the check cannot run here.
+:mod:`portakern.targets` names them.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from ..errors import BackendUnavailableError
 __all__ = ["check_c", "check_cuda", "check_metal", "check_opencl"]
 
 
-def check_opencl(rendered: Any, sources: dict[str, str]) -> str:
+def check_opencl(rendered: Any, sources: dict[str, str], kernel: Any) -> str:
     from ..backends.opencl import CPU
 
     status = CPU.opencl_available()
@@ -27,16 +28,14 @@ def check_opencl(rendered: Any, sources: dict[str, str]) -> str:
     return f"built on {backend.device.name.strip()}"
 
 
-def check_c(rendered: Any, sources: dict[str, str]) -> str:
+def check_c(rendered: Any, sources: dict[str, str], kernel: Any) -> str:
     from ..backends.native import NativeCPU
 
     status = NativeCPU.available()
     if not status:
         raise BackendUnavailableError(status.reason)
-    from ..lower import lockstep_jump
-
     lowered = rendered.lowered
-    jump = lowered.lockstep and lockstep_jump(lowered.body)
+    jump = lowered.lockstep and kernel.facts("c").lockstep_blocker
     if jump:
         raise BackendUnavailableError(
             f"{jump} in a kernel with @synchronize/@localmem: CPU() runs it on its OpenCL "
@@ -46,7 +45,7 @@ def check_c(rendered: Any, sources: dict[str, str]) -> str:
     return f"shared object built with {Path(backend.toolchain.compiler).name} (CPU native path)"
 
 
-def check_cuda(rendered: Any, sources: dict[str, str]) -> str:
+def check_cuda(rendered: Any, sources: dict[str, str], kernel: Any) -> str:
     from ..backends.cuda import CUDA  # imports without CuPy
     from ..checks.cuda import cuda_check_available
 
@@ -58,7 +57,7 @@ def check_cuda(rendered: Any, sources: dict[str, str]) -> str:
     return f"PTX for compute_90 ({detail.split(' (')[0]})"
 
 
-def check_metal(rendered: Any, sources: dict[str, str]) -> str:
+def check_metal(rendered: Any, sources: dict[str, str], kernel: Any) -> str:
     from ..checks.metal import check_metal, metal_check_available
 
     ok, detail = metal_check_available()

@@ -1,0 +1,378 @@
+"""A kernel body as a small statement tree, and the facts read off it.
+
+:func:`parse_body` turns the tokens of a ``@kernel`` body
+(:attr:`~portakern.language.KernelDef.body`) into nodes: a :class:`Block` of
+statements, each a :class:`Simple` statement (declaration or expression), an
+:class:`If`, a :class:`Loop` (``for``/``while``/``do``), a :class:`Switch`, a
+:class:`Label` (``case``/``default``), a :class:`Jump`
+(``return``/``break``/``continue``/``goto``) or a :class:`Barrier`
+(``@synchronize()``). Every node keeps its tokens, blanks and comments included,
+so the tree is lossless (:func:`tokens_of` gives back the body) and ``#line``
+mapping survives; a preprocessor line (``#pragma unroll``) is kept with the
+statement after it.
+
+Analyses are visitors over this tree (:func:`walk`, :class:`Visitor`) that
+publish facts (:func:`body_facts`), instead of re-finding the structure by
+counting brackets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from .language import SourceMap, Token
+
+__all__ = ["Barrier", "Block", "BodyFacts", "If", "Jump", "Label", "Loop", "Node", "Simple",
+           "Switch", "Visitor", "body_facts", "parse_body", "tokens_of", "walk"]
+
+_BLANK = frozenset({"ws", "comment", "pp"})
+_JUMPS = frozenset({"return", "break", "continue", "goto"})
+_LOOPS = frozenset({"for", "while", "do"})
+
+
+@dataclass(eq=False)
+class Node:
+    """A statement: ``tokens`` are all of its tokens, in order, blanks included."""
+
+    tokens: list[Token] = field(repr=False)
+
+    def __repr__(self) -> str:
+        first = next((t for t in self.tokens if t.kind not in _BLANK), None)
+        where = f" line {first.line}" if first is not None else ""
+        return f"<{type(self).__name__}{where}>"
+
+    @property
+    def first(self) -> Token:
+        """The statement's first significant token (its position in errors)."""
+        return next(t for t in self.tokens if t.kind not in _BLANK)
+
+    @property
+    def pragmas(self) -> list[Token]:
+        """Preprocessor lines written just before the statement (``#pragma unroll``)."""
+        out = []
+        for t in self.tokens:
+            if t.kind == "pp":
+                out.append(t)
+            elif t.kind not in ("ws", "comment"):
+                break
+        return out
+
+    def children(self) -> list[Node]:
+        return []
+
+
+@dataclass(eq=False, repr=False)
+class Block(Node):
+    """``{ ... }`` (or the whole body): its statements in order."""
+
+    body: list[Node] = field(default_factory=list)
+
+    def children(self) -> list[Node]:
+        return list(self.body)
+
+
+@dataclass(eq=False, repr=False)
+class Simple(Node):
+    """A declaration or an expression statement, up to its ``;``.
+
+    ``uniform`` is true after ``@uniform``; ``constructs`` are the ``@`` words it uses.
+    """
+
+    uniform: bool = False
+    constructs: tuple[str, ...] = ()
+
+
+@dataclass(eq=False, repr=False)
+class Barrier(Node):
+    """``@synchronize();``"""
+
+
+@dataclass(eq=False, repr=False)
+class Jump(Node):
+    """``return``, ``break``, ``continue`` or ``goto``; ``word`` says which."""
+
+    word: str = ""
+
+
+@dataclass(eq=False, repr=False)
+class Label(Node):
+    """``case X:`` or ``default:`` inside a ``switch``."""
+
+
+@dataclass(eq=False, repr=False)
+class If(Node):
+    """``if (condition) then else orelse``; ``condition``: the tokens inside the parentheses."""
+
+    condition: list[Token] = field(default_factory=list)
+    then: Node | None = None
+    orelse: Node | None = None
+
+    def children(self) -> list[Node]:
+        return [n for n in (self.then, self.orelse) if n is not None]
+
+
+@dataclass(eq=False, repr=False)
+class Loop(Node):
+    """``for``/``while``/``do``; ``header`` holds the tokens inside the parentheses."""
+
+    word: str = ""
+    header: list[Token] = field(default_factory=list)
+    body: Node | None = None
+
+    def children(self) -> list[Node]:
+        return [] if self.body is None else [self.body]
+
+
+@dataclass(eq=False, repr=False)
+class Switch(Node):
+    """``switch (condition) body``."""
+
+    condition: list[Token] = field(default_factory=list)
+    body: Node | None = None
+
+    def children(self) -> list[Node]:
+        return [] if self.body is None else [self.body]
+
+
+def parse_body(tokens: list[Token], smap: SourceMap) -> Block:
+    """The statement tree of a kernel body (the tokens between its braces)."""
+    parser = _Parser(tokens, smap)
+    body = []
+    while parser.more():
+        body.append(parser.statement())
+    return Block(list(tokens), body)
+
+
+def tokens_of(node: Node) -> list[Token]:
+    """The node's tokens: for the root block, exactly the body it was parsed from."""
+    return node.tokens
+
+
+def walk(node: Node) -> Iterator[tuple[Node, tuple[Node, ...]]]:
+    """Every node under ``node`` (itself first), each with its ancestors (outermost first)."""
+    stack: list[tuple[Node, tuple[Node, ...]]] = [(node, ())]
+    while stack:
+        current, ancestors = stack.pop()
+        yield current, ancestors
+        inner = (*ancestors, current)
+        stack.extend((child, inner) for child in reversed(current.children()))
+
+
+class Visitor:
+    """Calls ``visit_<NodeClass>(node)`` for each node, outermost first.
+
+    A method returning False skips the node's children; a missing method visits
+    the children.
+    """
+
+    def visit(self, node: Node) -> None:
+        method = getattr(self, f"visit_{type(node).__name__}", None)
+        if method is not None and method(node) is False:
+            return
+        for child in node.children():
+            self.visit(child)
+
+
+@dataclass(frozen=True)
+class BodyFacts:
+    """What the lowering and the choice of a CPU path need to know about a body, found once.
+
+    Attributes
+    ----------
+    barriers : int
+        ``@synchronize()`` statements.
+    lockstep : bool
+        The body has a barrier or workgroup memory (``@localmem``): a target that
+        runs a group's work-items one after another needs work-item loops for it.
+    loops_with_barriers : tuple of Loop
+        Loops whose body (at any depth) holds a barrier.
+    jumps_leaving_items : tuple of Jump
+        In a ``lockstep`` body, the jumps that would leave a work-item loop:
+        ``return`` and ``goto`` anywhere, ``break``/``continue`` whose own loop
+        holds a barrier (that loop is cut at the barrier). A ``break`` or
+        ``continue`` of a loop without a barrier, or of a ``switch``, stays inside
+        one work-item's part and is fine.
+    constructs : frozenset of str
+        Every ``@`` construct the body's statements use.
+    """
+
+    barriers: int
+    lockstep: bool
+    loops_with_barriers: tuple[Loop, ...]
+    jumps_leaving_items: tuple[Jump, ...]
+    constructs: frozenset[str]
+
+    @property
+    def lockstep_blocker(self) -> str | None:
+        """Why work-item loops cannot run this body (``"'return' at line 7"``), or None."""
+        if not self.jumps_leaving_items:
+            return None
+        first = self.jumps_leaving_items[0].first
+        return f"'{first.text}' at line {first.line}"
+
+
+def body_facts(root: Block) -> BodyFacts:
+    """The :class:`BodyFacts` of a parsed body."""
+    barriers = 0
+    loops: list[Loop] = []
+    constructs: set[str] = set()
+    for node, ancestors in walk(root):
+        if isinstance(node, Barrier):
+            barriers += 1
+            for outer in ancestors:
+                if isinstance(outer, Loop) and outer not in loops:
+                    loops.append(outer)
+        elif isinstance(node, Simple):
+            constructs.update(node.constructs)
+    # @groupreduce is a collective: on a lockstep target it is a loop over the items too.
+    lockstep = bool(barriers) or "@localmem" in constructs or "@groupreduce" in constructs
+    jumps: list[Jump] = []
+    if lockstep:
+        for node, ancestors in walk(root):
+            if not isinstance(node, Jump):
+                continue
+            # break/continue leave only their own loop or switch.
+            own = next((a for a in reversed(ancestors) if isinstance(a, (Loop, Switch))),
+                       None)
+            if node.word in ("return", "goto") or any(own is loop for loop in loops):
+                jumps.append(node)
+    jumps.sort(key=lambda j: (j.first.line, j.first.col))
+    return BodyFacts(barriers, lockstep, tuple(loops), tuple(jumps), frozenset(constructs))
+
+
+class _Parser:
+    """Recursive descent over the tokens; positions index ``tokens`` (blanks included)."""
+
+    def __init__(self, tokens: list[Token], smap: SourceMap) -> None:
+        self.toks = tokens
+        self.smap = smap
+        self.i = 0
+
+    # -- cursor ------------------------------------------------------------------------
+    def more(self) -> bool:
+        return self._next_code(self.i) < len(self.toks)
+
+    def _next_code(self, i: int) -> int:
+        while i < len(self.toks) and self.toks[i].kind in _BLANK:
+            i += 1
+        return i
+
+    def _peek(self) -> Token | None:
+        j = self._next_code(self.i)
+        return self.toks[j] if j < len(self.toks) else None
+
+    def _take(self) -> Token:
+        """Move past the next significant token (and the blanks before it)."""
+        j = self._next_code(self.i)
+        if j >= len(self.toks):
+            last = self.toks[-1] if self.toks else Token("ws", "", 1, 1)
+            raise self.smap.error_at("the statement is not finished: expected more code", last)
+        self.i = j + 1
+        return self.toks[j]
+
+    def _expect(self, text: str, after: Token) -> Token:
+        t = self._take() if self._peek() is not None else None
+        if t is None or not t.is_punct(text):
+            raise self.smap.error_at(f"expected '{text}' after '{after.text}'", t or after)
+        return t
+
+    def _parenthesised(self, keyword: Token) -> list[Token]:
+        """The tokens inside ``( ... )`` after ``keyword`` (the cursor ends after ')')."""
+        self._expect("(", keyword)
+        start = self.i
+        depth = 1
+        while depth:
+            t = self._take()
+            if t.kind == "punct" and t.text in "([{":
+                depth += 1
+            elif t.kind == "punct" and t.text in ")]}":
+                depth -= 1
+        return self.toks[start:self.i - 1]
+
+    # -- statements --------------------------------------------------------------------
+    def statement(self) -> Node:
+        start = self.i
+        t = self._take()
+        node = self._statement(t)
+        node.tokens = self.toks[start:self.i]
+        return node
+
+    def _statement(self, t: Token) -> Node:
+        if t.is_punct("{"):
+            body = []
+            while True:
+                nxt = self._peek()
+                if nxt is None:
+                    raise self.smap.error_at("unbalanced '{': missing '}'", t)
+                if nxt.is_punct("}"):
+                    self._take()
+                    return Block([], body)
+                body.append(self.statement())
+        if t.kind == "id" and t.text == "if":
+            cond = self._parenthesised(t)
+            then = self.statement()
+            nxt = self._peek()
+            orelse = None
+            if nxt is not None and nxt.kind == "id" and nxt.text == "else":
+                self._take()
+                orelse = self.statement()
+            return If([], cond, then, orelse)
+        if t.kind == "id" and t.text in ("for", "while"):
+            header = self._parenthesised(t)
+            return Loop([], t.text, header, self.statement())
+        if t.kind == "id" and t.text == "do":
+            body = self.statement()
+            w = self._take()
+            if not (w.kind == "id" and w.text == "while"):
+                raise self.smap.error_at("expected 'while (...);' after the body of 'do'", w)
+            header = self._parenthesised(w)
+            self._expect(";", w)
+            return Loop([], "do", header, body)
+        if t.kind == "id" and t.text == "switch":
+            cond = self._parenthesised(t)
+            return Switch([], cond, self.statement())
+        if t.kind == "id" and t.text in ("case", "default"):
+            self._until(":", t)
+            return Label([])
+        if t.kind == "id" and t.text in _JUMPS:
+            self._until(";", t)
+            return Jump([], word=t.text)
+        if t.kind == "at" and t.text == "@synchronize":
+            nxt = self._peek()
+            if nxt is not None and nxt.is_punct("("):
+                self._parenthesised(t)
+            self._expect(";", t)
+            return Barrier([])
+        if t.kind == "at" and t.text == "@uniform":
+            inner = self.statement()
+            if isinstance(inner, Simple):
+                inner.uniform = True
+            return inner
+        if t.is_punct(";"):
+            return Simple([])
+        constructs = self._until(";", t, first=t)
+        return Simple([], constructs=constructs)
+
+    def _until(self, text: str, opener: Token, first: Token | None = None) -> tuple[str, ...]:
+        """Move past the ``text`` punctuation at bracket depth 0; the ``@`` words seen."""
+        constructs = [first.text] if first is not None and first.kind == "at" else []
+        depth = 0
+        if first is not None and first.kind == "punct" and first.text in "([{":
+            depth = 1
+        while True:
+            j = self._next_code(self.i)
+            if j >= len(self.toks):
+                raise self.smap.error_at(f"expected '{text}' to end the statement", opener)
+            t = self._take()
+            if t.kind == "at":
+                constructs.append(t.text)
+            elif t.kind == "punct":
+                if depth == 0 and t.text == text:
+                    return tuple(dict.fromkeys(constructs))
+                if t.text in "([{":
+                    depth += 1
+                elif t.text in ")]}":
+                    depth -= 1
+                    if depth < 0:
+                        raise self.smap.error_at(f"unbalanced '{t.text}'", t)
