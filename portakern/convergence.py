@@ -45,6 +45,7 @@ from .parts import (
     code,
     declarators,
     declared_name,
+    if_branches,
     index_of,
     is_barrier,
     is_tok,
@@ -71,6 +72,14 @@ _REWRITE = (
     "@uniform values. The usual rewrite is a group-uniform trip count with a masked "
     "body: 'for (long base = 0; base < n; base += step) { const long row = base + "
     "offset; if (row < n) { ... } @synchronize(); }'")
+
+
+_REWRITE_IF = (
+    "Every work-item of the group, in the ndrange or not, must take the same branch of an "
+    "'if' that contains @synchronize(), so its condition may only use kernel arguments, "
+    "constants, @ndrange, @groupsize, @index(Group, ...), memory at group-uniform indices "
+    "and @uniform values. The usual rewrite keeps the barrier outside the per-item "
+    "condition: 'if (cond) { ... } @synchronize();'")
 
 
 @dataclass(eq=False)
@@ -117,8 +126,14 @@ class _Loop:
     source: object
     barrier: int = 0  # the line of the first @synchronize() in it
 
+    @property
+    def is_loop(self) -> bool:
+        """False for an ``if`` around a barrier (analysed like a loop's header)."""
+        return self.keyword.text != "if"
+
     def describe(self) -> str:
-        return (f"the loop on line {self.keyword.line} (it contains @synchronize() on line "
+        what = "the loop" if self.is_loop else "the 'if'"
+        return (f"{what} on line {self.keyword.line} (it contains @synchronize() on line "
                 f"{self.barrier})")
 
 
@@ -221,6 +236,18 @@ class _Analysis:
                     acc = _Acc()
                     self.expr(tail[2:match_items(tail, 1)], acc)
                     self.header(loop, acc)
+            elif first.kind == "id" and first.text == "if":
+                # Like a loop's header: every work-item of the group evaluates the
+                # condition and takes the same branch, so it must be group-uniform.
+                popen = index_of(stmt, start, "(")
+                pclose = match_items(stmt, popen)
+                acc = _Acc()
+                self.expr(code(stmt[popen + 1:pclose]), acc)
+                branch = self.loop(first, acc, stmt)
+                then, orelse = if_branches(stmt[pclose + 1:])
+                self.body(branch, then)
+                if orelse is not None:
+                    self.body(branch, orelse)
             elif is_tok(first, "{"):
                 self.block(stmt[start + 1:match_items(stmt, start)])
         except (ValueError, StopIteration, IndexError):
@@ -264,7 +291,8 @@ class _Analysis:
             self.statement(body, acc)
         unit.reads, unit.writes, unit.source, unit.store = (
             acc.reads, acc.writes, acc.source, acc.store)
-        unit.loop = self.enclosing[-1] if self.enclosing else None
+        # A jump leaves the innermost loop (an 'if' around a barrier is not one).
+        unit.loop = next((lp for lp in reversed(self.enclosing) if lp.is_loop), None)
         unit.jump = acc.jump if unit.loop is not None else None
         declared = {b for b, _, _ in unit.declared}
         for tok, b in acc.writes:
@@ -507,10 +535,11 @@ class _Analysis:
         return reason
 
     def check_loop(self, loop: _Loop, per_item: dict) -> None:
+        rewrite = _REWRITE if loop.is_loop else _REWRITE_IF
         if loop.source is not None:
             raise self.smap.error_at(
                 f"{loop.describe()} reads {_construct(loop.source)}, which has a value per "
-                f"work-item. {_REWRITE}", _position(loop.source))
+                f"work-item. {rewrite}", _position(loop.source))
         bad = [(t, b) for t, b in loop.refs if b in per_item]
         if not bad:
             return
@@ -518,7 +547,7 @@ class _Analysis:
         tok, b = next(((t, b) for t, b in bad if id(b) not in own), bad[0])
         raise self.smap.error_at(
             f"{loop.describe()} depends on '{b.name}', which has a value per work-item "
-            f"({_chain(b, per_item)}). {_REWRITE}", tok)
+            f"({_chain(b, per_item)}). {rewrite}", tok)
 
     def check_unit(self, unit: _Unit, per_item: dict, why: dict) -> None:
         if unit.mark is not None:

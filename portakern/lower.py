@@ -40,7 +40,7 @@ from .language import (
     unknown_construct_message,
 )
 from .parts import BARRIER as _BARRIER
-from .parts import Call, Gen, UniformMark, code, is_barrier
+from .parts import Call, Gen, UniformMark, code, if_branches, is_barrier
 from .parts import declarator_name as _declarator_name
 from .parts import index_of as _index_of
 from .parts import is_tok as _is_tok
@@ -147,6 +147,10 @@ class _Lowerer:
                            | _DECL_WORDS)
         #: The group-uniform statements, by ``id`` of their first part (see analyse).
         self.uniform: frozenset[int] = frozenset()
+        #: The conditions of the group-uniform ``if`` branches being lowered (see
+        #: :meth:`if_statement`): each masked run and group-level statement is guarded.
+        self.predicates: list[str] = []
+        self.n_if = 0
 
     # -- index arithmetic -------------------------------------------------------
     def hw(self, d: int) -> int:
@@ -475,7 +479,14 @@ class _Lowerer:
                 # Group-uniform (see analyse): every work-item runs it, unmasked.
                 out += self.flush(run)
                 self.group_level(stmt)
-                out += [it for it in stmt if not isinstance(it, UniformMark)]
+                plain = [it for it in stmt if not isinstance(it, UniformMark)]
+                if self.predicates and not self.is_declaration(code(plain)):
+                    # In a predicated branch (if_statement): only where it is taken. A
+                    # declaration stays visible to what follows: every item evaluates
+                    # its group-uniform initializer.
+                    plain = ([Gen(f"if ({' && '.join(self.predicates)}) {{")] + plain
+                             + [Gen("}")])
+                out += plain
             else:
                 run.append(stmt)
         out += self.flush(run)
@@ -492,6 +503,7 @@ class _Lowerer:
         first = sig[0]
         barrier = next(it for it in stmt if isinstance(it, Call) and it.macro == _BARRIER)
         if isinstance(first, Token) and first.kind == "id" and first.text in ("for", "while"):
+            stmt = self.predicated_header(stmt, first)
             start = stmt.index(first)
             popen = _index_of(stmt, start, "(")
             pclose = _match_items(stmt, popen)
@@ -506,6 +518,7 @@ class _Lowerer:
                         + self.block(rest[bopen + 1:bclose]) + rest[bclose:])
             return stmt[:pclose + 1] + [Gen(" {")] + self.block(rest) + [Gen("}")]
         if isinstance(first, Token) and first.kind == "id" and first.text == "do":
+            stmt = self.predicated_header(stmt, first)
             start = stmt.index(first)
             bopen = _index_of(stmt, start, "{")
             bclose = _match_items(stmt, bopen)
@@ -515,6 +528,8 @@ class _Lowerer:
             bopen = stmt.index(first)
             bclose = _match_items(stmt, bopen)
             return stmt[:bopen + 1] + self.block(stmt[bopen + 1:bclose]) + stmt[bclose:]
+        if isinstance(first, Token) and first.kind == "id" and first.text == "if":
+            return self.if_statement(stmt, first)
         raise self.smap.error_at(
             "@synchronize inside if/else/switch or an expression cannot be convergent: every "
             "work-item of the group must reach it; move it out of the conditional (loops with "
@@ -525,7 +540,68 @@ class _Lowerer:
         if not run:
             return []
         hoisted, inner = self.split_run(run)
-        return hoisted + [Gen("if (pk_active) {")] + inner + [Gen("}")]
+        guard = "".join(f" && {p}" for p in self.predicates)
+        return hoisted + [Gen(f"if (pk_active{guard}) {{")] + inner + [Gen("}")]
+
+    def if_statement(self, stmt: list, first: Token) -> list:
+        """An ``if`` around a barrier, as straight-line code with every barrier kept.
+
+        The convergence analysis checked that its condition is group-uniform. Every
+        work-item evaluates it once, into ``pk_if<n>``; each branch is lowered as a
+        block whose masked runs and group-level statements are guarded by it (the
+        ``else`` branch by its negation), while the barriers stay outside every
+        ``if``: all work-items pass every barrier of both branches. So no target
+        sees a barrier under a condition (PoCL mis-compiles masked stores after
+        one), at the cost of the barriers of the branch not taken.
+        """
+        start = stmt.index(first)
+        popen = _index_of(stmt, start, "(")
+        pclose = _match_items(stmt, popen)
+        self.group_level(stmt[:pclose + 1])
+        then, orelse = if_branches(stmt[pclose + 1:])
+        name = f"pk_if{self.n_if}"
+        self.n_if += 1
+        outer = " && ".join(self.predicates)
+        out = stmt[:start] + [Gen(f"const bool {name} = {outer + ' && ' if outer else ''}(")]
+        out += stmt[popen + 1:pclose] + [Gen(");")]
+        # Each branch keeps a scope of its own (a '{}' block: no condition around it).
+        self.predicates.append(name)
+        try:
+            out += [Gen(" {")] + self.block(then) + [Gen("}")]
+        finally:
+            self.predicates.pop()
+        if orelse is not None:
+            self.predicates.append(f"!{name}")
+            try:
+                out += [Gen(" {")] + self.block(orelse) + [Gen("}")]
+            finally:
+                self.predicates.pop()
+        return out
+
+    def predicated_header(self, stmt: list, first: Token) -> list:
+        """A loop inside a predicated branch (:meth:`if_statement`) runs only when taken."""
+        if not self.predicates:
+            return stmt
+        pred = " && ".join(self.predicates)
+        if first.text == "do":
+            close = max(n for n, it in enumerate(stmt) if _is_tok(it, ")"))
+            popen = next(n for n in range(close, -1, -1) if _is_tok(stmt[n], "("))
+            return (stmt[:popen + 1] + [Gen(f"{pred} && (")] + stmt[popen + 1:close]
+                    + [Gen(")")] + stmt[close:])
+        start = stmt.index(first)
+        popen = _index_of(stmt, start, "(")
+        pclose = _match_items(stmt, popen)
+        header = stmt[popen + 1:pclose]
+        if first.text == "while":
+            return (stmt[:popen + 1] + [Gen(f"{pred} && (")] + header + [Gen(")")]
+                    + stmt[pclose:])
+        semis = [n for n, it in enumerate(header) if _is_tok(it, ";")]
+        a, b = semis[0], semis[1]
+        cond = header[a + 1:b]
+        if not code(cond):
+            cond = [Gen("true")]
+        new_header = header[:a + 1] + [Gen(f" {pred} && (")] + cond + [Gen(")")] + header[b:]
+        return stmt[:popen + 1] + new_header + stmt[pclose:]
 
     def split_run(self, run: list[list]) -> tuple[list, list]:
         """A run's declarations to hoist (through :meth:`hoist`), and its statements."""
@@ -636,6 +712,19 @@ class _LockstepLowerer(_Lowerer):
     def __init__(self, kernel: KernelDef, module: Module, ndim: int) -> None:
         super().__init__(kernel, module, ndim)
         self.scopes: list[list[str]] = []
+
+    def if_statement(self, stmt: list, first: Token) -> list:
+        # The condition runs once per group, outside the work-item loops (it is
+        # group-uniform), and each branch is a block of its own, cut at its barriers.
+        start = stmt.index(first)
+        popen = _index_of(stmt, start, "(")
+        pclose = _match_items(stmt, popen)
+        self.group_level(stmt[:pclose + 1])
+        then, orelse = if_branches(stmt[pclose + 1:])
+        out = stmt[:pclose + 1] + [Gen(" {")] + self.block(then) + [Gen("}")]
+        if orelse is not None:
+            out += [Gen(" else {")] + self.block(orelse) + [Gen("}")]
+        return out
 
     def mask(self, items: list) -> tuple[list, bool]:
         # Every kernel goes through block(): even without a barrier (@localmem only) or

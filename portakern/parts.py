@@ -17,7 +17,7 @@ from .language import Token
 __all__ = ["Gen", "Call", "UniformMark", "BARRIER", "BLANK", "is_barrier", "code",
            "is_tok", "declarator_name", "split_after", "split_gen", "split_top", "index_of",
            "match_items", "split_statements", "declarators", "declared_name", "is_unary",
-           "match_back", "assigned_target", "operand_target"]
+           "match_back", "assigned_target", "operand_target", "if_branches"]
 
 #: Token kinds that are not code for the statement structure: blanks, comments and
 #: preprocessor lines (a ``#pragma unroll`` belongs to the statement after it).
@@ -320,3 +320,24 @@ def operand_target(sig: list, j: int) -> tuple[Token | None, bool, bool]:
     if j + 1 < len(sig) and is_tok(sig[j + 1], "->"):
         through = True
     return base, subscripted, through
+
+def if_branches(rest: list) -> tuple[list, list | None]:
+    """The items of an ``if``'s branches after its condition: ``(then, else or None)``.
+
+    A branch in braces gives its inside; one without braces is the single statement.
+    The ``else`` branch is everything after ``else`` (a ``{}`` block, or for ``else
+    if`` the inner ``if`` with its own branches).
+    """
+    sig = code(rest)
+    if is_tok(sig[0], "{"):
+        bopen = next(n for n, it in enumerate(rest) if it is sig[0])
+        bclose = match_items(rest, bopen)
+        then, tail = rest[bopen + 1:bclose], rest[bclose + 1:]
+    else:
+        first = split_statements(rest)[0]
+        then, tail = first, rest[len(first):]
+    tsig = code(tail)
+    if not tsig or not is_tok(tsig[0], "else"):
+        return then, None
+    at = next(n for n, it in enumerate(tail) if it is tsig[0])
+    return then, tail[at + 1:]
