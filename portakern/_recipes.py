@@ -14,15 +14,16 @@ once. The tables hold the most recent :data:`MAX_INTERNED` recipes strongly.
 from __future__ import annotations
 
 import hashlib
-import threading
 import warnings
 from collections import OrderedDict
 from typing import Any
 
+from .subprocesses import fork_safe_lock
+
 #: How many kernels (and launchers, and backends) each process keeps by recipe.
 MAX_INTERNED = 256
 
-_LOCK = threading.RLock()
+_LOCK = fork_safe_lock(reentrant=True)
 _KERNELS: OrderedDict[tuple, Any] = OrderedDict()
 _LAUNCHERS: OrderedDict[tuple, Any] = OrderedDict()
 _BACKENDS: dict[tuple, Any] = {}

@@ -27,7 +27,6 @@ from __future__ import annotations
 import importlib
 import re
 import sys
-import threading
 import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -37,6 +36,7 @@ from typing import Any
 
 from .backends.base import Availability, Backend, default_instance
 from .errors import BackendUnavailableError, KernelTypeError, PortakernError
+from .subprocesses import fork_safe_lock
 
 __all__ = ["BackendRecord", "BackendRegistrationError", "ENTRY_POINT_GROUP", "register_backend",
            "unregister_backend", "registered_backends", "backend_class", "backend_by_name",
@@ -102,7 +102,7 @@ _BUILTINS = {
     )
 }
 
-_LOCK = threading.RLock()
+_LOCK = fork_safe_lock(reentrant=True)
 #: Layers 1 and 2: built-ins and register_backend calls, by name.
 _RECORDS: dict[str, BackendRecord] = dict(_BUILTINS)
 #: Array type path -> backend name, for _RECORDS.

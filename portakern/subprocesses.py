@@ -1,7 +1,8 @@
-"""Compiler child processes and their scratch folders.
+"""Child processes: compilers, their scratch folders, and forked children.
 
-A compile that outlives its parent wastes a core, and a scratch folder left by a
-process that was killed fills the temporary folder. So:
+A compile that outlives its parent wastes a core, a scratch folder left by a
+process that was killed fills the temporary folder, and a lock that another
+thread held when the process forked is never released in the child. So:
 
 - :func:`run` starts a compiler that the kernel kills when the thread that
   started it dies (Linux: ``prctl(PR_SET_PDEATHSIG, SIGKILL)``, which survives
@@ -10,7 +11,10 @@ process that was killed fills the temporary folder. So:
 - :func:`scratch_dir` makes a private folder named ``portakern-<what>-<pid>-…``
   and removes it on exit; the first call in a process also removes the folders
   of this user's portakern processes that no longer exist (killed before they
-  could clean up), once they are 15 minutes old.
+  could clean up), once they are 15 minutes old;
+- every lock in portakern comes from :func:`fork_safe_lock`, and each is
+  re-initialised (unlocked) in a forked child, so a fork while another thread is
+  in first-use setup, a build or a launch does not deadlock the child.
 """
 
 from __future__ import annotations
@@ -23,11 +27,40 @@ import sys
 import tempfile
 import threading
 import time
+import weakref
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["run", "scratch_dir", "sweep_once"]
+__all__ = ["fork_safe_lock", "run", "scratch_dir", "sweep_once"]
+
+#: Every lock :func:`fork_safe_lock` made that is still alive.
+_FORK_LOCKS: weakref.WeakSet = weakref.WeakSet()
+
+
+def fork_safe_lock(reentrant: bool = False) -> Any:
+    """A new :class:`threading.Lock` (or ``RLock``) that a forked child gets unlocked.
+
+    ``fork()`` copies only the calling thread: a lock another thread held at that
+    moment stays held in the child, and the child's first use of it waits forever.
+    In the child each lock made here is re-initialised, as the standard library does
+    for its own (``threading``, ``logging``); what the lock guarded is left as the
+    other thread had it, so every user of these locks keeps its shared state valid
+    between steps (a first-use value is published whole, or not at all).
+    """
+    lock = threading.RLock() if reentrant else threading.Lock()
+    _FORK_LOCKS.add(lock)
+    return lock
+
+
+def _reinit_locks_in_child() -> None:
+    for lock in list(_FORK_LOCKS):
+        lock._at_fork_reinit()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reinit_locks_in_child)
+
 
 _PR_SET_PDEATHSIG = 1
 _SIGKILL = 9
@@ -70,7 +103,7 @@ def run(cmd: Sequence[str], *, timeout: float | None = None, text: bool = True,
 
 
 _SWEPT: list[bool] = []
-_SWEEP_LOCK = threading.Lock()
+_SWEEP_LOCK = fork_safe_lock()
 
 
 def _alive(pid: int) -> bool:

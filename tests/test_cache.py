@@ -421,14 +421,14 @@ def test_a_compiler_dies_with_its_parent(tmp_path):
     pidfile = tmp_path / "pid"
     parent = subprocess.Popen([sys.executable, "-c", _ORPHAN],
                               env=dict(os.environ, PK_PIDFILE=str(pidfile)))
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 240  # hang guards: a busy machine may be slow
     while not pidfile.exists() or not pidfile.read_text():
         assert time.monotonic() < deadline and parent.poll() is None
         time.sleep(0.05)
     child = int(pidfile.read_text())
     parent.send_signal(signal.SIGKILL)
     parent.wait()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 240
     while not _gone(child):
         if time.monotonic() > deadline:
             os.kill(child, signal.SIGKILL)

@@ -369,3 +369,138 @@ def test_native_fallback_warning_points_at_the_callers_line(monkeypatch):
         pk.kernel(src)(y, ndrange=8); line = sys._getframe().f_lineno  # noqa: E702
     (w,) = [w for w in caught if issubclass(w.category, pk.NativeFallbackWarning)]
     assert (w.filename, w.lineno) == (__file__, line)
+
+
+# -- compiler children and their scratch folders -------------------------------------------
+
+_SCRATCH = r"""
+import json, os, sys
+import numpy as np
+import portakern as pk
+from portakern.errors import CompilationError
+done = []
+y = np.zeros(64, np.float32)
+pk.kernel("@kernel void ok(float* y) { y[@index(Global, Linear)] = 1; }")(y, ndrange=64)
+done.append("native build" if y.sum() == 64 else "native build: wrong result")
+try:
+    pk.kernel("@kernel void bad(float* y) { y[@index(Global, Linear)] = nowhere; }")(
+        y, ndrange=64)
+except CompilationError:
+    done.append("failed native build")
+from portakern.emulate import cupy as standin
+if standin.available()[0]:
+    with standin.installed() as cp:
+        g = cp.zeros(64, dtype=np.float32)
+        pk.kernel("@kernel void ok2(float* y) { y[@index(Global, Linear)] = 2; }")(
+            g, ndrange=64)
+        done.append("stand-in build")
+from portakern.checks import cuda, metal
+if cuda._find_nvcc():
+    cuda.compile_cuda_ptx("__global__ void k(float* y) { y[0] = 1; }", compiler="nvcc")
+    try:
+        cuda.compile_cuda_ptx("__global__ void k(float* y) { y[0] = nowhere; }",
+                              compiler="nvcc")
+    except CompilationError:
+        done.append("nvcc checks")
+if metal.metal_check_available()[0]:
+    msl = "#include <metal_stdlib>\nusing namespace metal;\nkernel void k(device float* y) "
+    metal.check_metal(msl + "{ y[0] = 1; }")
+    try:
+        metal.check_metal(msl + "{ y[0] = nowhere; }")
+    except CompilationError:
+        done.append("metal checks")
+print(json.dumps({"done": done, "tmp": sorted(os.listdir(os.environ["TMPDIR"]))}))
+"""
+
+
+@native
+@pytest.mark.parametrize("cache", ["on", "off"])
+def test_builds_and_checks_leave_no_scratch_folders(tmp_path, cache):
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = dict(os.environ, TMPDIR=str(tmp), PORTAKERN_CACHE_DIR=str(tmp_path / "c"),
+               PORTAKERN_CACHE="1" if cache == "on" else "0")
+    env.pop("PORTAKERN_CPU", None)
+    done = subprocess.run([sys.executable, "-c", _SCRATCH], env=env, capture_output=True,
+                          text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    assert got["done"][:2] == ["native build", "failed native build"], got
+    # While the process ran, only its own load folder (off: no cache folder to load from).
+    assert [n for n in got["tmp"] if not n.startswith("portakern-load-")] == [], got
+    # After it exited, nothing at all.
+    assert sorted(p.name for p in tmp.iterdir()) == []
+
+
+_FAKE_COMPILER = """#!/bin/sh
+if [ "$1" = "--version" ]; then echo "clang version 17.0.0"; exit 0; fi
+echo $$ > "{pidfile}.tmp" && mv "{pidfile}.tmp" "{pidfile}"
+exec sleep 100000
+"""
+
+_HUNG = r"""
+import sys
+what, fake = sys.argv[1], sys.argv[2]
+if what == "probe":
+    from portakern.backends import native
+    native.native_toolchain()
+elif what == "nvcc":
+    from portakern.checks import cuda
+    cuda._compile_nvcc(fake, "__global__ void k() {}", "compute_90", "k.cu", [], [], {})
+elif what == "emulate":
+    from portakern.emulate import build
+    build._run([fake, "-c", "x.cpp"], "compiling x.cpp")
+elif what == "metal":
+    from portakern.checks import metal  # finds the fake clang first on PATH
+    metal.check_metal("kernel void k() {}")
+"""
+
+
+def _gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")  # reaped soon
+    except OSError:
+        return True
+
+
+def _wait_for(condition, what: str, guard_s: float = 240) -> None:
+    """Poll ``condition`` until true; fail (never hang) after ``guard_s``."""
+    import time
+
+    deadline = time.monotonic() + guard_s
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"gave up waiting for {what} after {guard_s} s")
+        time.sleep(0.05)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+@pytest.mark.parametrize("what", ["probe", "nvcc", "emulate", "metal"])
+def test_the_probe_checks_and_stand_ins_compilers_die_with_their_parent(tmp_path, what):
+    import signal
+
+    pidfile = tmp_path / "compiler.pid"
+    fake = tmp_path / "bin" / "clang"
+    fake.parent.mkdir()
+    fake.write_text(_FAKE_COMPILER.format(pidfile=pidfile))
+    fake.chmod(0o755)
+    env = dict(os.environ, CXX=str(fake), PORTAKERN_CACHE_DIR=str(tmp_path / "c"),
+               PATH=f"{fake.parent}{os.pathsep}{os.environ.get('PATH', '')}",
+               TMPDIR=str(tmp_path))
+    parent = subprocess.Popen([sys.executable, "-c", _HUNG, what, str(fake)], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_for(lambda: pidfile.exists() or parent.poll() is not None, "the compiler")
+        assert parent.poll() is None, parent.communicate()[1][-2000:]
+        compiler = int(pidfile.read_text())
+        assert not _gone(compiler)
+        parent.send_signal(signal.SIGKILL)  # no cleanup, no exception handler runs
+        parent.wait(timeout=240)
+        _wait_for(lambda: _gone(compiler), f"compiler {compiler} to die with its parent")
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+            parent.wait(timeout=240)
+        if pidfile.exists() and not _gone(int(pidfile.read_text())):
+            os.kill(int(pidfile.read_text()), signal.SIGKILL)

@@ -26,12 +26,12 @@ import functools
 import importlib.util
 import platform
 import sys
-import threading
 from typing import Any, ClassVar
 
 import numpy as np
 
 from ..errors import KernelTypeError
+from ..subprocesses import fork_safe_lock
 from . import _mlx
 from .base import ArrayInfo, Availability, Backend, default_instance
 from .cuda import CUDA_MAX_BLOCK, DEFAULT_MAX_GRID, launch_config
@@ -100,7 +100,7 @@ class _MLXBackend(Backend, abstract=True):
         #: Whole-array copies made by launches (see docs/metal.md), and their bytes.
         self.copies = 0
         self.copied_bytes = 0
-        self._lock = threading.Lock()
+        self._lock = fork_safe_lock()
 
     def count(self, nbytes: int) -> None:
         """Record one whole-array copy of ``nbytes`` bytes."""

@@ -20,15 +20,14 @@ import functools
 import os
 import re
 import shutil
-import subprocess
 import sys
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from portakern.checks.diagnostics import format_diagnostics, parse_diagnostics
 from portakern.errors import BackendUnavailableError, CompilationError
+from portakern.subprocesses import run, scratch_dir
 
 __all__ = ["compile_cuda_ptx", "cuda_check_available"]
 
@@ -201,15 +200,14 @@ def _compile_nvcc(nvcc: str, source: str, arch: str, name: str, options: list[st
     relative = Path(name)
     if relative.is_absolute() or ".." in relative.parts:
         raise ValueError(f"name must be a relative file name, got {name!r}")
-    with tempfile.TemporaryDirectory(prefix="portakern-cuda-") as tmp:
+    with scratch_dir("cuda") as tmp:
         path = Path(tmp, relative)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(source, encoding="utf-8")
         out = Path(tmp, "portakern-output.ptx")
         command = [nvcc, "--ptx", f"-arch={arch}", *(f"-I{d}" for d in include_dirs),
                    *options, "-o", str(out), str(relative)]
-        proc = subprocess.run(command, cwd=tmp, capture_output=True, text=True,
-                              timeout=_NVCC_TIMEOUT_S, check=False)
+        proc = run(command, cwd=tmp, timeout=_NVCC_TIMEOUT_S)
         log = proc.stdout + proc.stderr
         if proc.returncode != 0 or not out.is_file():
             message = format_diagnostics(parse_diagnostics(log), known) or log.strip()

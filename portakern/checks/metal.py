@@ -41,7 +41,6 @@ import functools
 import re
 import shutil
 import subprocess
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -52,6 +51,7 @@ from portakern.checks.diagnostics import (
 )
 from portakern.errors import BackendUnavailableError, CompilationError
 from portakern.portability import METAL_RESERVED_WORDS
+from portakern.subprocesses import run, scratch_dir
 
 __all__ = ["METAL_RESERVED_WORDS", "check_metal", "metal_check_available"]
 
@@ -185,7 +185,7 @@ def check_metal(source: str, *, sources: Mapping[str, str] | None = None,
     relative = Path(name)
     if relative.is_absolute() or ".." in relative.parts:
         raise ValueError(f"name must be a relative file name, got {name!r}")
-    with tempfile.TemporaryDirectory(prefix="portakern-metal-") as tmp:
+    with scratch_dir("metal") as tmp:
         path = Path(tmp, relative)
         path.parent.mkdir(parents=True, exist_ok=True)
         reserved = _reserved_word_diagnostics(source, name)
@@ -206,8 +206,7 @@ def check_metal(source: str, *, sources: Mapping[str, str] | None = None,
             "-isystem", str(shim), "-fsyntax-only", "-fno-color-diagnostics",
             "-Werror=unknown-attributes", str(relative),
         ]
-        proc = subprocess.run(command, cwd=tmp, capture_output=True, text=True,
-                              timeout=_TIMEOUT_S, check=False)
+        proc = run(command, cwd=tmp, timeout=_TIMEOUT_S)
     if proc.returncode == 0:
         return
     log = proc.stdout + proc.stderr
@@ -382,8 +381,7 @@ def _find_clang() -> tuple[str | None, str]:
 
 def _clang_version(path: str) -> tuple[int, ...] | None:
     try:
-        proc = subprocess.run([path, "--version"], capture_output=True, text=True,
-                              timeout=30, check=False)
+        proc = run([path, "--version"], timeout=30)
     except (OSError, subprocess.SubprocessError):
         return None
     match = _CLANG_VERSION_RE.search(proc.stdout)

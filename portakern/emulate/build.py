@@ -13,16 +13,17 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import shutil
-import threading
 from dataclasses import dataclass
 from pathlib import Path
+
+from ..subprocesses import fork_safe_lock
 
 __all__ = ["INCLUDE", "Unit", "BuildError", "EmulatedLibrary", "build", "compiler_for"]
 
 #: The stand-ins' headers and the runtime source.
 INCLUDE = Path(__file__).parent / "include"
 _TIMEOUT_S = 300
-_LOCK = threading.Lock()
+_LOCK = fork_safe_lock()
 _LOADED: dict[str, EmulatedLibrary] = {}
 
 

@@ -51,13 +51,13 @@ import re
 import shutil
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from ..subprocesses import fork_safe_lock
 from .build import INCLUDE, BuildError, EmulatedLibrary, Unit, build, compiler_for
 
 __all__ = [
@@ -192,7 +192,7 @@ extern "C" void pk_emu_body(void** pk_args, const uint* pk_ids) {
   (void)pk_groups; (void)pk_count; (void)pk_nominal_count; (void)pk_index;
 """
 
-_LOCK = threading.Lock()
+_LOCK = fork_safe_lock()
 
 
 # -- the source MLX writes ----------------------------------------------------------------------
