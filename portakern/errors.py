@@ -20,6 +20,7 @@ __all__ = [
     "BackendMismatchError",
     "CompilationError",
     "LaunchError",
+    "KernelFaultError",
     "NativeFallbackWarning",
     "PortabilityWarning",
 ]
@@ -98,6 +99,61 @@ class CompilationError(PortakernError, RuntimeError):
 
 class LaunchError(PortakernError, RuntimeError):
     """The device reported an error while running a kernel."""
+
+
+class KernelFaultError(PortakernError, IndexError):
+    """A debug-mode launch found an out-of-bounds subscript (docs/debugging.md).
+
+    Raised after the launch for the first work-item that faulted; the faulting
+    access touched no memory outside the arrays.
+
+    Attributes
+    ----------
+    kernel : str
+        The kernel's name.
+    parameter : str
+        The array parameter subscripted, and ``argument`` its position; or the
+        ``@localmem`` array, with ``argument`` None and ``dimension`` the subscript's.
+    index : int
+        The subscript's value.
+    extent : int
+        The number of elements of the array passed.
+    work_item : tuple of int or None
+        The global index of the faulting work-item, per ndrange axis (None for a
+        subscript that runs once per workgroup on the CPU's lockstep path).
+    filename, lineno : str, int
+        Where the subscript is in the user's source.
+    """
+
+    def __init__(self, kernel: str, parameter: str, argument: int, index: int, extent: int,
+                 work_item: tuple[int, ...] | None, filename: str, lineno: int,
+                 text: str | None = None, dimension: int | None = None) -> None:
+        self.kernel, self.parameter, self.argument = kernel, parameter, argument
+        self.index, self.extent, self.work_item = index, extent, work_item
+        self.filename, self.lineno, self.text = filename, lineno, text
+        self.dimension = dimension
+        valid = f"valid indices 0 to {extent - 1}" if extent > 0 else "it is empty"
+        item = (f"work-item {work_item}" if work_item is not None
+                else "the code that runs once per workgroup")
+        count = f"{extent} element{'' if extent == 1 else 's'} ({valid})"
+        if argument is None:
+            msg = (f"kernel {kernel!r}: out-of-bounds subscript {index} of @localmem array "
+                   f"{parameter!r} (dimension {dimension}) at {filename}:{lineno}: that "
+                   f"dimension has {count}; {item} faulted first. The access went to index 0 "
+                   f"of that dimension instead (no memory outside the arrays was touched)")
+        else:
+            msg = (f"kernel {kernel!r}: out-of-bounds subscript {parameter}[{index}] at "
+                   f"{filename}:{lineno}: argument {argument} {parameter!r} has {count}; "
+                   f"{item} faulted first. The access was skipped (no memory outside the "
+                   f"arrays was touched)")
+        if text is not None:
+            msg += f"\n    {lineno} | {text.strip()}"
+        super().__init__(msg)
+
+    def __reduce__(self) -> tuple:
+        return (type(self), (self.kernel, self.parameter, self.argument, self.index,
+                             self.extent, self.work_item, self.filename, self.lineno,
+                             self.text, self.dimension))
 
 
 class NativeFallbackWarning(UserWarning):

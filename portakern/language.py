@@ -16,10 +16,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .errors import KernelSyntaxError, KernelTypeError
+from .errors import KernelSyntaxError, KernelTypeError, NDRangeError
 from .types import KNOWN_TYPES
 
-__all__ = ["Token", "Param", "KernelDef", "Module", "SourceMap", "tokenize", "parse"]
+__all__ = ["Token", "Param", "KernelDef", "Module", "SourceMap", "tokenize", "parse",
+           "declared_workgroup"]
 
 
 @dataclass(frozen=True)
@@ -110,6 +111,43 @@ class KernelDef:
     line: int
     type_vars: tuple[str, ...]
     col: int = 1
+    #: ``@kernel(workgroupsize=...)``: the declared workgroup size, an int (the fastest
+    #: axis, like a launch's ``workgroupsize=256``) or a tuple in ndrange order; None if
+    #: the launch decides (see :func:`declared_workgroup`).
+    workgroupsize: int | tuple[int, ...] | None = None
+    #: ``@kernel(contract=false)`` sets this False: no target may fuse ``a * b + c``
+    #: into one fused multiply-add (docs/language.md, "Floating-point contraction").
+    contract: bool = True
+
+
+def declared_workgroup(kernel: KernelDef, ndim: int) -> tuple[int, ...] | None:
+    """The kernel's declared workgroup size for an ndrange of ``ndim`` axes, or None.
+
+    An int sizes the fastest (last) axis and the others get 1, as a launch's
+    ``workgroupsize=256`` does; a tuple must have one size per ndrange axis.
+
+    Raises
+    ------
+    NDRangeError
+        The declared size has another number of axes than the ndrange.
+    """
+    ws = kernel.workgroupsize
+    if ws is None:
+        return None
+    if isinstance(ws, int):
+        if ndim == 0:
+            if ws != 1:
+                raise NDRangeError(
+                    f"kernel {kernel.name!r} declares workgroupsize={ws}, but a 0-axis "
+                    f"ndrange runs one work-item")
+            return ()
+        return (1,) * (ndim - 1) + (ws,)
+    if len(ws) != ndim:
+        raise NDRangeError(
+            f"kernel {kernel.name!r} declares workgroupsize={ws} ({len(ws)} "
+            f"ax{'is' if len(ws) == 1 else 'es'}) on line {kernel.line}, but the ndrange has "
+            f"{ndim} ax{'is' if ndim == 1 else 'es'}")
+    return tuple(ws)
 
 
 @dataclass
@@ -400,6 +438,8 @@ def _strip_pp_comments(text: str) -> str:
 #: The ``@`` constructs of a kernel body (:mod:`portakern.lower` gives their meaning).
 KERNEL_CONSTRUCTS = frozenset({
     "@index", "@ndrange", "@groupsize", "@localmem", "@private", "@uniform", "@synchronize",
+    "@groupreduce",
+    "@groups", "@print",
 })
 
 HELPER_CONSTRUCTS = frozenset(
@@ -423,17 +463,11 @@ def _parse_kernel(tokens: list[Token], i: int, smap: SourceMap) -> tuple[KernelD
     at = tokens[i]
     j = next_significant(tokens, i + 1)
     unsafe = False
+    options: dict[str, object] = {}
     if j < len(tokens) and tokens[j].is_punct("("):
         close = match_bracket(tokens, j, smap)
-        for opt in significant(tokens[j + 1:close]):
-            if opt.is_punct(","):
-                continue
-            if opt.kind == "id" and opt.text == "unsafe_indices":
-                unsafe = True
-            else:
-                raise smap.error_at(
-                    f"unknown @kernel option {opt.text!r}; the only option is unsafe_indices",
-                    opt)
+        options = _kernel_options(significant(tokens[j + 1:close]), smap)
+        unsafe = bool(options.pop("unsafe_indices", False))
         j = next_significant(tokens, close + 1)
     if j >= len(tokens) or tokens[j].text != "void":
         bad = tokens[j] if j < len(tokens) else at
@@ -462,5 +496,83 @@ def _parse_kernel(tokens: list[Token], i: int, smap: SourceMap) -> tuple[KernelD
         _check_reserved(t, smap)
     type_vars = tuple(dict.fromkeys(p.type for p in params if p.type not in KNOWN_TYPES))
     kernel = KernelDef(name.text, params, tokens[b + 1:bclose], unsafe, at.line, type_vars,
-                       at.col)
+                       at.col, **options)  # type: ignore[arg-type]
     return kernel, bclose + 1
+
+
+#: ``@kernel(...)`` options: a bare word, or ``name=value``.
+KERNEL_OPTIONS = ("unsafe_indices", "workgroupsize=...", "contract=false")
+
+
+def _kernel_options(opts: list[Token], smap: SourceMap) -> dict[str, object]:
+    """``unsafe_indices, workgroupsize=(16, 16), contract=false`` -> KernelDef fields."""
+    groups: list[list[Token]] = [[]]
+    depth = 0
+    for t in opts:
+        if t.is_punct("("):
+            depth += 1
+        elif t.is_punct(")"):
+            depth -= 1
+        if depth == 0 and t.is_punct(","):
+            groups.append([])
+        else:
+            groups[-1].append(t)
+    known = ", ".join(KERNEL_OPTIONS)
+    out: dict[str, object] = {}
+    for group in groups:
+        if not group:
+            continue  # '@kernel()', or a trailing ','
+        word = group[0]
+        if word.kind != "id" or word.text not in ("unsafe_indices", "workgroupsize",
+                                                  "contract"):
+            raise smap.error_at(
+                f"unknown @kernel option {word.text!r}; the options are {known}", word)
+        key = word.text
+        if key in out:
+            raise smap.error_at(f"@kernel option {word.text!r} is given twice", word)
+        if word.text == "unsafe_indices":
+            if len(group) > 1:
+                raise smap.error_at("unsafe_indices takes no value: '@kernel(unsafe_indices)'",
+                                    group[1])
+            out[key] = True
+            continue
+        if len(group) < 3 or not group[1].is_punct("="):
+            example = "workgroupsize=(16, 16)" if word.text == "workgroupsize" else \
+                "contract=false"
+            raise smap.error_at(f"@kernel option {word.text} needs a value: '{example}'", word)
+        value = group[2:]
+        if word.text == "contract":
+            if len(value) != 1 or value[0].text not in ("true", "false"):
+                raise smap.error_at("contract takes true or false: '@kernel(contract=false)'",
+                                    value[0])
+            out[key] = value[0].text == "true"
+        else:
+            out[key] = _workgroup_option(value, smap)
+    return out
+
+
+def _workgroup_option(value: list[Token], smap: SourceMap) -> int | tuple[int, ...]:
+    """``256`` or ``(16, 16)``: positive integer literals (a Jinja constant renders as one)."""
+    hint = ("workgroupsize takes an integer or a tuple of 1 to 3 integers in ndrange order, "
+            "e.g. workgroupsize=256 or workgroupsize=(16, 16)")
+    single = len(value) == 1
+    if not single and not (value[0].is_punct("(") and value[-1].is_punct(")")):
+        raise smap.error_at(hint, value[0])
+    inner = value if single else value[1:-1]
+    sizes: list[int] = []
+    expect_number = True
+    for t in inner:
+        if expect_number:
+            if t.kind != "num" or not re.fullmatch(r"\d+[uUlL]*", t.text):
+                raise smap.error_at(f"{t.text!r} is not an integer literal; {hint}", t)
+            n = int(re.sub(r"[uUlL]", "", t.text))
+            if n < 1:
+                raise smap.error_at(f"workgroupsize sizes must be >= 1, got {n}", t)
+            sizes.append(n)
+        elif not t.is_punct(","):
+            raise smap.error_at(f"unexpected {t.text!r}; {hint}", t)
+        expect_number = not expect_number
+    if not sizes or len(sizes) > 3 or (expect_number and not single and inner and
+                                        not inner[-1].is_punct(",")):
+        raise smap.error_at(hint, value[0])
+    return sizes[0] if single else tuple(sizes)

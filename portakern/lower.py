@@ -23,7 +23,9 @@ around a barrier is a ``KernelSyntaxError`` there).
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .convergence import analyse
@@ -32,14 +34,17 @@ from .language import (
     KERNEL_CONSTRUCTS,
     KernelDef,
     Module,
+    Param,
     SourceMap,
     Token,
+    declared_workgroup,
     match_bracket,
     next_significant,
     significant,
     unknown_construct_message,
 )
 from .parts import BARRIER as _BARRIER
+from .parts import GROUPREDUCE as _GROUPREDUCE
 from .parts import Call, Gen, UniformMark, code, if_branches, is_barrier
 from .parts import declarator_name as _declarator_name
 from .parts import index_of as _index_of
@@ -53,7 +58,7 @@ from .types import KNOWN_TYPES
 
 __all__ = ["Gen", "Call", "LoweredKernel", "lower_kernel", "lower_helpers", "KERNEL_CONSTRUCTS",
            "needs_lockstep",
-           "infer_ndim"]
+           "infer_ndim", "DEBUG_RECORD", "check_subscripts", "localmem_names"]
 
 
 ATOMIC_OPS = ("add", "sub", "min", "max", "xchg", "cas", "and", "or", "xor")
@@ -67,7 +72,9 @@ _KEYWORDS = frozenset({
 _DECL_WORDS = frozenset({"const", "volatile", "unsigned", "signed", "struct", "auto", "static"})
 
 
-_LOCKSTEP = frozenset({"@synchronize", "@localmem"})
+_LOCKSTEP = frozenset({"@synchronize", "@localmem", "@groupreduce"})
+#: The operators of ``@groupreduce(op, value)``.
+GROUPREDUCE_OPS = ("add", "min", "max")
 _JUMPS = frozenset({"return", "break", "continue", "goto"})
 
 
@@ -93,6 +100,28 @@ class LoweredKernel:
     line: int = 0  # the user's line of the @kernel signature
     #: Lowered for a target that runs a group's work-items in loops (see lower_kernel).
     lockstep: bool = False
+    #: Debug mode (see lower_kernel): ``params`` ends with the hidden record
+    #: :data:`DEBUG_RECORD`, and :attr:`checked` is what renders instead of ``body``.
+    debug: bool = False
+    #: ``body`` with every subscript of an array parameter bounds-checked (debug mode).
+    #: ``body`` itself stays as written, so analyses of it (MLX's write-back modes)
+    #: see the same accesses in both modes.
+    checked: list = field(default_factory=list)
+    #: ``@kernel(workgroupsize=...)`` for this ndrange rank, in ndrange order (the
+    #: templates render it in hardware order: x is the last axis), or None.
+    workgroupsize: tuple[int, ...] | None = None
+    #: False for ``@kernel(contract=false)``: the templates turn FMA contraction off.
+    contract: bool = True
+
+    @property
+    def workgroup_items(self) -> int:
+        """Work-items per group of the declared workgroup size (0 if none is declared)."""
+        return math.prod(self.workgroupsize) if self.workgroupsize is not None else 0
+
+    @property
+    def rendered_body(self) -> list:
+        """The parts the target template renders."""
+        return self.checked if self.debug else self.body
 
 
 def infer_ndim(kernel: KernelDef) -> int:
@@ -116,6 +145,8 @@ def infer_ndim(kernel: KernelDef) -> int:
                     best = max(best, min(int(sig[i + 2].text) + 1, 3))
                 except ValueError:
                     pass
+    if isinstance(kernel.workgroupsize, tuple):
+        best = best or len(kernel.workgroupsize)
     return best or 1
 
 
@@ -142,11 +173,15 @@ class _Lowerer:
         self.smap: SourceMap = module.source_map
         self.ndim = ndim
         self.localmem: list[list] = []
+        #: Each @localmem array's sizes, one part list per dimension (debug mode checks them).
+        self.local_dims: dict[str, list[list]] = {}
         self.macros = _defined_macros(module.helpers)
         self.type_words = (KNOWN_TYPES | set(kernel.type_vars) | set(module.type_names)
                            | _DECL_WORDS)
         #: The group-uniform statements, by ``id`` of their first part (see analyse).
         self.uniform: frozenset[int] = frozenset()
+        #: ``@kernel(workgroupsize=...)`` for this rank (ndrange order), or None.
+        self.declared = declared_workgroup(kernel, ndim)
         #: The conditions of the group-uniform ``if`` branches being lowered (see
         #: :meth:`if_statement`): each masked run and group-level statement is guarded.
         self.predicates: list[str] = []
@@ -254,6 +289,8 @@ class _Lowerer:
                 i = j
             elif name == "@localmem":
                 i = self.do_localmem(toks, i)
+            elif name == "@groupreduce":
+                i = self.do_groupreduce(toks, i, out)
             elif name == "@private":
                 i += 1
             elif name == "@uniform":
@@ -262,6 +299,12 @@ class _Lowerer:
             elif name.startswith("@atomic_") and name[8:] in ATOMIC_OPS:
                 out.append(Gen(self.atomic_function(toks, i, name[8:]), t))
                 i += 1
+            elif name == "@groups":
+                args, close = self.args_of(toks, i)
+                out += self.do_groups(args, t)
+                i = close + 1
+            elif name == "@print":
+                i = self.do_print(toks, i, out)
             elif name == "@kernel":
                 raise self.smap.error_at("@kernel cannot appear inside a kernel body", t)
             else:
@@ -346,6 +389,8 @@ class _Lowerer:
         if not args:
             if prim == "ndrange":
                 sizes = [Call("ndrange", (d,), t.line) for d in range(self.ndim)]
+            elif self.declared is not None:
+                return [Gen(str(math.prod(self.declared)))]
             else:
                 sizes = self.per_axis("local_size", t.line)
             return self.product(sizes)
@@ -363,6 +408,9 @@ class _Lowerer:
                 f"ndrange has {self.ndim} ax{'is' if self.ndim == 1 else 'es'}")
         if prim == "ndrange":
             return [Call("ndrange", (d,), t.line)]
+        if self.declared is not None:
+            # @kernel(workgroupsize=...): a compile-time constant (the launch enforces it).
+            return [Gen(str(self.declared[d]))]
         return [Call("local_size", (self.hw(d),), t.line)]
 
     def do_localmem(self, toks: list[Token], i: int) -> int:
@@ -372,11 +420,15 @@ class _Lowerer:
             j += 1
         if j >= len(toks):
             raise self.smap.error_at("expected ';' after the @localmem declaration", t)
-        decl = significant(toks[i + 1:j])
+        decl = self.constant_groupsizes(significant(toks[i + 1:j]))
         first_bracket = next((n for n, s in enumerate(decl) if s.is_punct("[")), None)
+        if first_bracket is None and len(decl) >= 2 and all(s.kind == "id" for s in decl):
+            first_bracket = len(decl)  # a scalar, '@localmem T x;': one element
         if first_bracket is None or first_bracket < 2:
             raise self.smap.error_at(
-                "@localmem needs a type, a name and a size: '@localmem T tile[16][16];'", t)
+                "@localmem needs a type, a name and a size: '@localmem T tile[16][16];', or "
+                "a type and a name for one element: '@localmem T x;' (workgroup memory takes "
+                "no initializer: set it, then @synchronize())", t)
         type_toks = decl[:first_bracket - 1]
         name_tok = decl[first_bracket - 1]
         if name_tok.kind != "id" or any(s.kind != "id" for s in type_toks):
@@ -413,9 +465,146 @@ class _Lowerer:
         dim_parts: list = []
         for dim in dims:
             dim_parts.append([Gen("[")] + _spaced(dim) + [Gen("]")])
+        self.local_dims[name_tok.text] = [[Gen("(")] + _spaced(dim) + [Gen(")")]
+                                          for dim in dims]
         self.localmem.append([Call("localmem", (list(type_toks), name_tok.text,
                                                 [p for d in dim_parts for p in d]), t.line)])
         return j + 1
+
+    def do_groups(self, args: list[list[Token]], t: Token) -> list:
+        """``@groups(d)``: the number of workgroups along axis ``d``; ``@groups()``: in all."""
+        if not args:
+            return self.product(self.per_axis("num_groups", t.line))
+        if len(args) != 1 or len(args[0]) != 1 or args[0][0].kind != "num" \
+                or not args[0][0].text.isdigit():
+            raise self.smap.error_at("@groups(d) takes one integer axis, e.g. @groups(0), or "
+                                     "none: @groups() is the number of groups in all", t)
+        d = int(args[0][0].text)
+        if d > 2:
+            raise self.smap.error_at(
+                f"@groups({d}) names axis {d}, but an ndrange has at most 3 axes (0, 1, 2)",
+                args[0][0])
+        if d >= self.ndim:
+            raise NDRangeError(
+                f"kernel {self.k.name!r} asks for @groups({d}) on line {t.line}, but the "
+                f"ndrange has {self.ndim} ax{'is' if self.ndim == 1 else 'es'}")
+        return [Call("num_groups", (self.hw(d),), t.line)]
+
+    def do_print(self, toks: list[Token], i: int, out: list) -> int:
+        """``@print("format", args...)`` -> the target's ``print`` primitive (printf)."""
+        t = toks[i]
+        j = next_significant(toks, i + 1)
+        if j >= len(toks) or not toks[j].is_punct("("):
+            raise self.smap.error_at(
+                'expected \'(\' after @print: \'@print("i=%ld\\n", i);\'', t)
+        close = match_bracket(toks, j, self.smap)
+        inner = toks[j + 1:close]
+        sig = significant(inner)
+        if not sig or sig[0].kind != "str" or not sig[0].text.startswith('"'):
+            raise self.smap.error_at(
+                '@print takes a format string literal first, then its values: '
+                '\'@print("i=%ld x=%f\\n", i, x[i]);\'', sig[0] if sig else t)
+        k = next_significant(toks, close + 1)
+        before = i - 1
+        while before >= 0 and toks[before].kind in ("ws", "comment"):
+            before -= 1
+        starts = before < 0 or toks[before].text in (";", "{", "}", ")", ":", "else")
+        if k >= len(toks) or not toks[k].is_punct(";") or not starts:
+            raise self.smap.error_at(
+                "@print(...) is a statement of its own (it has no value): "
+                "'@print(\"...\", ...);'", t)
+        out.append(Call("print", (self.lower_tokens(inner),), t.line, t.col))
+        return close + 1
+
+    def constant_groupsizes(self, decl: list[Token]) -> list[Token]:
+        """``@groupsize(d)`` / ``@groupsize()`` in a ``@localmem`` size -> the declared size."""
+        out: list[Token] = []
+        n = 0
+        while n < len(decl):
+            t = decl[n]
+            if not (t.kind == "at" and t.text == "@groupsize"):
+                out.append(t)
+                n += 1
+                continue
+            if self.declared is None:
+                raise self.smap.error_at(
+                    f"@groupsize in a @localmem size needs a declared workgroup size: write "
+                    f"'@kernel(workgroupsize=...) void {self.k.name}(...)' so the size is a "
+                    f"compile-time constant", t)
+            close = n + 1
+            if close < len(decl) and decl[close].is_punct("("):
+                while close < len(decl) and not decl[close].is_punct(")"):
+                    close += 1
+            if close >= len(decl):
+                raise self.smap.error_at("expected '(' after @groupsize", t)
+            inner = [Token(s.kind, s.text, s.line, s.col) for s in decl[n + 2:close]]
+            value = self.do_size("@groupsize", [inner] if inner else [], t)
+            text = "".join(v.text for v in value)
+            out.append(Token("num", text, t.line, t.col))
+            n = close + 1
+        return out
+
+    def do_groupreduce(self, toks: list[Token], i: int, out: list) -> int:
+        """``[const] T name = @groupreduce(op, value);`` -> one ``groupreduce`` primitive.
+
+        A collective: every work-item of the group reaches it (it counts as a barrier
+        for the convergence rule), work-items outside the ndrange contribute the
+        identity of ``op`` without evaluating ``value``, and every work-item gets the
+        result. The primitive's arguments are the operator, the type (``const``
+        dropped), the name, the lowered value, whether the bounds mask is on, and the
+        name of the hidden workgroup buffer the GPU dialects combine in.
+        """
+        t = toks[i]
+        form = ("@groupreduce(op, value) must initialise a declaration of its own: "
+                "'const T total = @groupreduce(add, x[i]);' with op add, min or max")
+        start = len(out)
+        while start > 0:
+            it = out[start - 1]
+            if isinstance(it, UniformMark) or _is_tok(it, ";", "{", "}") or (
+                    isinstance(it, Token) and it.kind == "pp"):
+                break
+            start -= 1
+        if start > 0 and isinstance(out[start - 1], UniformMark):
+            del out[start - 1]  # the result is group-uniform anyway
+            start -= 1
+        sig = code(out[start:])
+        words = [it for it in sig[:-2] if not _is_tok(it, "const", "volatile")]
+        if (len(sig) < 3 or not _is_tok(sig[-1], "=") or not isinstance(sig[-2], Token)
+                or sig[-2].kind != "id" or not words
+                or not all(isinstance(w, Token) and w.kind == "id" for w in words)):
+            raise self.smap.error_at(form, t)
+        if any(w.text == "auto" for w in words):
+            raise self.smap.error_at(
+                "@groupreduce needs the result's type (its workgroup buffer has that type): "
+                "write 'const T total = @groupreduce(add, x[i]);' instead of 'auto'", words[0])
+        j = next_significant(toks, i + 1)
+        if j >= len(toks) or not toks[j].is_punct("("):
+            raise self.smap.error_at(form, t)
+        close = match_bracket(toks, j, self.smap)
+        args = _split_top(toks[j + 1:close], ",")
+        op = significant(args[0]) if args else []
+        if len(args) != 2 or len(op) != 1 or op[0].text not in GROUPREDUCE_OPS:
+            raise self.smap.error_at(
+                "@groupreduce takes an operator and a value: @groupreduce(add|min|max, value)",
+                op[0] if len(op) == 1 and op[0].text not in GROUPREDUCE_OPS else t)
+        if not significant(args[1]):
+            raise self.smap.error_at("@groupreduce(op, value) needs a value", t)
+        k = next_significant(toks, close + 1)
+        if k >= len(toks) or not toks[k].is_punct(";"):
+            raise self.smap.error_at(form, t)
+        value = self.lower_tokens(args[1])
+        type_parts = _spaced(words)
+        buf = f"pk_gr{sum(1 for d in self.localmem if d and d[0].macro == 'groupreduce_buffer')}"
+        self.localmem.append([Call("groupreduce_buffer", (type_parts, buf), t.line, t.col)])
+        at = next(n for n, it in enumerate(out) if it is sig[0])
+        del out[at:]
+        out.append(Call(_GROUPREDUCE, (op[0].text, type_parts, sig[-2].text, value,
+                                       not self.k.unsafe_indices, buf), t.line, t.col))
+        return k
+
+    def collective(self, stmt: list) -> list:
+        """A ``@groupreduce`` statement: the target's primitive does the whole collective."""
+        return stmt
 
     # -- masking ------------------------------------------------------------------
     def mask(self, items: list) -> tuple[list, bool]:
@@ -443,8 +632,7 @@ class _Lowerer:
             self.uniform = analyse(items, self.smap, self.is_declaration)
 
     def check_returns(self, items: list) -> None:
-        last_barrier = max(n for n, it in enumerate(items)
-                           if isinstance(it, Call) and it.macro == _BARRIER)
+        last_barrier = max(n for n, it in enumerate(items) if is_barrier(it))
         for it in items[:last_barrier]:
             if isinstance(it, Token) and it.kind == "id" and it.text == "return":
                 raise self.smap.error_at(
@@ -461,8 +649,11 @@ class _Lowerer:
                 (run[-1].extend(stmt) if run else out.extend(stmt))
                 continue
             first = sig[0]
-            has_barrier = any(isinstance(it, Call) and it.macro == _BARRIER for it in stmt)
-            if isinstance(first, Call) and first.macro == _BARRIER:
+            has_barrier = any(is_barrier(it) for it in stmt)
+            if isinstance(first, Call) and first.macro == _GROUPREDUCE:
+                out += self.flush(run)
+                out += self.collective(stmt)
+            elif isinstance(first, Call) and first.macro == _BARRIER:
                 out += self.flush(run)
                 out += stmt
             elif has_barrier:
@@ -501,7 +692,7 @@ class _Lowerer:
 
     def compound(self, stmt: list, sig: list) -> list:
         first = sig[0]
-        barrier = next(it for it in stmt if isinstance(it, Call) and it.macro == _BARRIER)
+        barrier = next(it for it in stmt if is_barrier(it))
         if isinstance(first, Token) and first.kind == "id" and first.text in ("for", "while"):
             stmt = self.predicated_header(stmt, first)
             start = stmt.index(first)
@@ -530,11 +721,12 @@ class _Lowerer:
             return stmt[:bopen + 1] + self.block(stmt[bopen + 1:bclose]) + stmt[bclose:]
         if isinstance(first, Token) and first.kind == "id" and first.text == "if":
             return self.if_statement(stmt, first)
+        what = "@groupreduce" if barrier.macro == _GROUPREDUCE else "@synchronize"
         raise self.smap.error_at(
-            "@synchronize inside if/else/switch or an expression cannot be convergent: every "
-            "work-item of the group must reach it; move it out of the conditional (loops with "
-            "uniform bounds are fine)",
-            Token("at", "@synchronize", barrier.line, barrier.col or 1))
+            f"{what} inside if/else/switch or an expression cannot be convergent: every "
+            f"work-item of the group must reach it; move it out of the conditional (loops with "
+            f"uniform bounds are fine)",
+            Token("at", what, barrier.line, barrier.col or 1))
 
     def flush(self, run: list[list]) -> list:
         if not run:
@@ -754,6 +946,27 @@ class _LockstepLowerer(_Lowerer):
             inner = [Gen("if (pk_active) {")] + inner + [Gen("}")]
         return hoisted + begin + inner + [Call("items_end", ())]
 
+    def collective(self, stmt: list) -> list:
+        """``T name = @groupreduce(op, value);`` as one SIMD reduction loop over the items.
+
+        The result is one value for the group (declared outside the work-item loops);
+        the loop visits only the items inside the ndrange (each axis's bound clipped),
+        so the masked items contribute nothing and the loop needs no mask; the
+        ``omp simd reduction`` clause lets the compiler keep vector partial results.
+        """
+        call = next(it for it in stmt if isinstance(it, Call) and it.macro == _GROUPREDUCE)
+        op, type_parts, name, value, masked, _ = call.args
+        lead = stmt[:next(n for n, it in enumerate(stmt) if it is call)]
+        out: list = [*lead, *type_parts, Gen(f" {name}; {{ "), *type_parts,
+                     Gen(f" pk_r = PK_GR_ID_{op}("), *type_parts, Gen(");"),
+                     Call("items_reduce_begin", (self.ndim, op, masked), call.line)]
+        for scope in self.scopes:
+            for nm in scope:
+                out.append(Gen(f" auto& {nm} = pk_priv_{nm}[pk_lid];"))
+        out += [Gen(f" pk_r = PK_GR_OP_{op}(pk_r, ("), *type_parts, Gen(")("), *value,
+                Gen("));"), Call("items_reduce_end", ()), Gen(f" {name} = pk_r; }}")]
+        return out
+
     def atomic_function(self, toks: list[Token], i: int, op: str) -> str:
         # A group's work-items run one after another on one thread: an atomic on
         # @localmem (``@atomic_add(&buf[k], v)``) needs no atomic instruction.
@@ -848,7 +1061,7 @@ def needs_lockstep(kernel: KernelDef) -> bool:
 
 
 def lower_kernel(kernel: KernelDef, module: Module, ndim: int, *,
-                 lockstep: bool = False) -> LoweredKernel:
+                 lockstep: bool = False, debug: bool = False) -> LoweredKernel:
     """Lower one kernel for an ndrange of ``ndim`` axes.
 
     ``lockstep`` lowers a kernel with ``@synchronize`` or ``@localmem`` for a target
@@ -863,6 +1076,10 @@ def lower_kernel(kernel: KernelDef, module: Module, ndim: int, *,
     statements that update what it depends on (:mod:`portakern.convergence`; on
     other targets every work-item runs them, unmasked). The caller checks first that
     no jump leaves a work-item loop (:attr:`portakern.tree.BodyFacts.lockstep_blocker`).
+
+    ``debug`` adds the hidden parameter :data:`DEBUG_RECORD` and bounds-checks every
+    subscript of an array parameter (:func:`check_subscripts`); the analyses above
+    run on the same parts as without it.
     """
     if isinstance(ndim, bool) or not isinstance(ndim, int) or not 0 <= ndim <= 3:
         raise NDRangeError(f"kernel {kernel.name!r}: the ndrange rank must be 0, 1, 2 or 3, "
@@ -877,9 +1094,119 @@ def lower_kernel(kernel: KernelDef, module: Module, ndim: int, *,
             Token("at", "@kernel", kernel.line, kernel.col)) from None
     if masked and not lockstep:
         body = [Gen("const bool pk_active = ")] + lw.active() + [Gen(";\n")] + body
-    return LoweredKernel(kernel.name, kernel.params, kernel.type_vars, ndim,
+    params = kernel.params
+    checked: list = []
+    if debug:
+        params = [*params, Param(DEBUG_RECORD, "long", True, False, len(params))]
+        arrays = {p.name for p in kernel.params if p.pointer}
+        checked = check_subscripts(body, arrays, ndim, inside_item=not lockstep,
+                                   local=lw.local_dims)
+    return LoweredKernel(kernel.name, params, kernel.type_vars, ndim,
                          kernel.unsafe_indices, lw.localmem, body, masked, kernel.line,
-                         lockstep)
+                         lockstep, debug, checked, workgroupsize=lw.declared,
+                         contract=kernel.contract)
+
+
+#: The hidden last parameter of a debug-mode kernel: an int64 array holding the fault
+#: record, a spare slot and each array parameter's extent (layout in portakern.debug).
+DEBUG_RECORD = "pk_dbg"
+
+
+def check_subscripts(parts: list, arrays: set[str], ndim: int, *,
+                     inside_item: bool = True, local: dict[str, list[list]] | None = None,
+                     ) -> list:
+    """``parts`` with each ``p[expr]`` of an array parameter ``p`` bounds-checked.
+
+    ``p[expr]`` becomes a ``checked(p, expr, line, g0, g1, g2)`` primitive (the
+    target's accessor returns the element's address, or a spare slot after
+    recording the fault); ``g0..g2`` are the work-item's global index per ndrange
+    axis. ``inside_item`` says whether the parts start inside a work-item: in a
+    lockstep lowering, code outside ``items_begin``/``items_end`` runs once per
+    group and has no work-item (it reports -1). Pointer arithmetic (``*(p + i)``)
+    and a member named like a parameter (``s.p[i]``) are left as written.
+
+    ``local`` maps each ``@localmem`` array to its sizes: each subscript ``[e]`` of
+    dimension ``d`` becomes ``[checked_local(e, size, code, line, g0, g1, g2)]``,
+    which records a fault and gives index 0 (an element of the array) when ``e`` is
+    out of range; ``code`` is ``-1 - (16 * k + d)`` for the ``k``-th array.
+    """
+    local = local or {}
+    names = list(local)
+    out: list = []
+    depth = 0 if inside_item else -1  # >= 0: inside a work-item loop
+    n = 0
+    while n < len(parts):
+        it = parts[n]
+        if isinstance(it, Call) and it.macro == "items_begin":
+            depth += 1
+        elif isinstance(it, Call) and it.macro == "items_end":
+            depth -= 1
+        if isinstance(it, Token) and it.kind == "id" and it.text in local:
+            n = _check_local(parts, n, out, local[it.text], -1 - 16 * names.index(it.text),
+                             _item_ids(ndim, it.line, depth >= 0),
+                             lambda inner, inside=depth >= 0: check_subscripts(
+                                 inner, arrays, ndim, inside_item=inside, local=local))
+            continue
+        if isinstance(it, Token) and it.kind == "id" and it.text in arrays:
+            prev = next((o for o in reversed(out)
+                         if not (isinstance(o, Token) and o.kind in ("ws", "comment"))), None)
+            j = n + 1
+            while j < len(parts) and isinstance(parts[j], Token) \
+                    and parts[j].kind in ("ws", "comment"):
+                j += 1
+            if j < len(parts) and _is_tok(parts[j], "[") and not _is_tok(prev, ".", "->"):
+                close = _match_items(parts, j)
+                inner = check_subscripts(parts[j + 1:close], arrays, ndim,
+                                         inside_item=depth >= 0, local=local)
+                ids = _item_ids(ndim, it.line, depth >= 0)
+                out.append(Call("checked", (it.text, inner, it.line, *ids), it.line, it.col))
+                n = close + 1
+                continue
+        out.append(it)
+        n += 1
+    return out
+
+
+def localmem_names(kernel: KernelDef) -> list[str]:
+    """The kernel's ``@localmem`` arrays, in the order lowering meets them."""
+    names = []
+    sig = significant(kernel.body)
+    for i, t in enumerate(sig):
+        if t.kind == "at" and t.text == "@localmem":
+            bracket = next((j for j in range(i + 1, len(sig)) if sig[j].is_punct("[")), None)
+            if bracket is not None:
+                names.append(sig[bracket - 1].text)
+    return names
+
+
+def _item_ids(ndim: int, line: int, inside: bool) -> list[list]:
+    """The work-item's global index per ndrange axis (three part lists), or -1s outside one."""
+    if not inside:
+        return [[Gen("-1")]] * 3
+    ids: list[list] = [[Call("global_id", (ndim - 1 - d,), line)] for d in range(ndim)]
+    return ids + [[Gen("0")]] * (3 - ndim)
+
+
+def _check_local(parts: list, n: int, out: list, dims: list[list], code: int,
+                 ids: list[list], inner_of: Callable[[list], list]) -> int:
+    """Append ``parts[n]`` (a @localmem array) and its checked subscripts; return the next index."""
+    name = parts[n]
+    out.append(name)
+    n += 1
+    for d, size in enumerate(dims):
+        j = n
+        while j < len(parts) and isinstance(parts[j], Token) \
+                and parts[j].kind in ("ws", "comment"):
+            j += 1
+        if j >= len(parts) or not _is_tok(parts[j], "["):
+            break
+        close = _match_items(parts, j)
+        inner = inner_of(parts[j + 1:close])
+        out += parts[n:j + 1]
+        out.append(Call("checked_local", (inner, size, code - d, name.line, *ids), name.line))
+        out.append(parts[close])
+        n = close + 1
+    return n
 
 
 def lower_helpers(helpers: list[Token]) -> list:

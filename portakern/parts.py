@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from .language import Token
 
-__all__ = ["Gen", "Call", "UniformMark", "BARRIER", "BLANK", "is_barrier", "code",
+__all__ = ["Gen", "Call", "UniformMark", "BARRIER", "GROUPREDUCE", "BLANK", "is_barrier", "code",
            "is_tok", "declarator_name", "split_after", "split_gen", "split_top", "index_of",
            "match_items", "split_statements", "declarators", "declared_name", "is_unary",
            "match_back", "assigned_target", "operand_target", "if_branches"]
@@ -24,6 +24,9 @@ __all__ = ["Gen", "Call", "UniformMark", "BARRIER", "BLANK", "is_barrier", "code
 BLANK = frozenset({"ws", "comment", "pp"})
 #: The primitive macro a ``@synchronize()`` lowers to.
 BARRIER = "barrier"
+#: The primitive macro a ``@groupreduce`` statement lowers to: a collective that every
+#: work-item of the group reaches, so it counts as a barrier everywhere one does.
+GROUPREDUCE = "groupreduce"
 
 
 @dataclass(frozen=True)
@@ -60,8 +63,8 @@ class UniformMark:
 
 
 def is_barrier(it: object) -> bool:
-    """Whether a part is a lowered ``@synchronize()``."""
-    return isinstance(it, Call) and it.macro == BARRIER
+    """Whether a part is a lowered ``@synchronize()`` or group collective (``@groupreduce``)."""
+    return isinstance(it, Call) and it.macro in (BARRIER, GROUPREDUCE)
 
 
 def code(items: list) -> list:
@@ -321,6 +324,7 @@ def operand_target(sig: list, j: int) -> tuple[Token | None, bool, bool]:
         through = True
     return base, subscripted, through
 
+
 def if_branches(rest: list) -> tuple[list, list | None]:
     """The items of an ``if``'s branches after its condition: ``(then, else or None)``.
 
@@ -341,3 +345,4 @@ def if_branches(rest: list) -> tuple[list, list | None]:
         return then, None
     at = next(n for n, it in enumerate(tail) if it is tsig[0])
     return then, tail[at + 1:]
+

@@ -79,6 +79,10 @@ def scan(module: Module, kernel: KernelDef, target: str) -> list[Issue]:
         found += [("printf", t, "printf is not in the portable subset; put it under "
                    "{% if target in (\"cuda\", \"opencl\") %}")
                   for t in _calls(body + helpers, "printf")]
+    if not info.prints:
+        found += [("print", t, "@print prints nothing there (Metal has no printf in compute "
+                   "kernels); the kernel runs without the output")
+                  for t in body if t.kind == "at" and t.text == "@print"]
     if info.pointer_address_spaces:
         found += _pointer_declarations(helpers, type_words, helper=True)
         found += _pointer_declarations(body, type_words, helper=False)

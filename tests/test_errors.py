@@ -15,6 +15,7 @@ from portakern.errors import (
     BackendUnavailableError,
     CompilationError,
     KernelArgumentError,
+    KernelFaultError,
     KernelSyntaxError,
     KernelTypeError,
     LaunchError,
@@ -31,6 +32,7 @@ CATEGORIES = {
     BackendMismatchError: TypeError,
     CompilationError: RuntimeError,
     LaunchError: RuntimeError,
+    KernelFaultError: IndexError,
 }
 
 
@@ -50,7 +52,9 @@ def test_all_errors_are_exported():
         assert not issubclass(warning, PortakernError)
 
 
-@pytest.mark.parametrize("cls", [c for c in CATEGORIES if c is not KernelSyntaxError],
+# KernelFaultError has fields of its own (tests/test_debug.py pickles it).
+@pytest.mark.parametrize("cls", [c for c in CATEGORIES
+                                 if c not in (KernelSyntaxError, KernelFaultError)],
                          ids=lambda c: c.__name__)
 def test_errors_pickle(cls):
     err = pickle.loads(pickle.dumps(cls("what went wrong")))

@@ -138,6 +138,19 @@ float clampf(float v) { return fmin(fmax(v, 0.0f), 1.0f); }
     y[i] = acc[0] + sqrt(fabs(tanh(x[i])));
 }
 """, {}, {}, None),
+    "declared_size_groups_print": ("""\
+@kernel(workgroupsize=(8, 4), contract=false) void blocks(float* y, const float* a) {
+    @localmem float tile[@groupsize(0)][@groupsize(1)];
+    @localmem float total;
+    auto [i, j] = @index(Global, NTuple);
+    auto [li, lj] = @index(Local, NTuple);
+    if (li == 0 && lj == 0) total = 0;
+    tile[li][lj] = a[i * @ndrange(1) + j];
+    @synchronize();
+    y[i * @ndrange(1) + j] = tile[li][lj] * a[0] + (float)(@groups(0) * @groups());
+    if (i == 0 && j == 0) @print("groups: %ld\\n", (long)@groups());
+}
+""", {}, {}, 2),
 }
 
 

@@ -58,7 +58,7 @@ from ..errors import (
     PortakernError,
 )
 from ..language import Token
-from ..lower import Call, Gen
+from ..lower import DEBUG_RECORD, Call, Gen
 
 __all__ = [
     "InputSpec",
@@ -320,6 +320,8 @@ def writeback_modes(lowered: Any, helpers: Sequence[Any] = ()) -> dict[str, str]
         # A #define could hide an access the analysis cannot see.
         hidden = re.search(rf"\b{re.escape(p.name)}\b", macro_text) is not None
         owned = not hidden and _accesses_owned(items, p.name, index, sizes)
+        # Debug mode's record (portakern.debug) is written by whichever item faults first.
+        owned = owned and p.name != DEBUG_RECORD
         modes[p.name] = "fused" if owned else "staged"
     return modes
 

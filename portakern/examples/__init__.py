@@ -608,6 +608,19 @@ def _tile(c: Consts) -> tuple[int, int]:
     return (c["TILE"], c["TILE"])
 
 
+def _transpose_args(shape: tuple[int, ...], rng: np.random.Generator, dt: np.dtype,
+                    c: Consts) -> Args:
+    return (np.zeros(shape[::-1], dt), _random(rng, shape, dt))
+
+
+def _transpose_ref(args: Args, c: Consts) -> dict[str, np.ndarray]:
+    return {"out": np.ascontiguousarray(args[1].T)}
+
+
+def _input_shape(args: Args) -> tuple[int, ...]:
+    return tuple(args[1].shape)
+
+
 _ELEMENTWISE = "an int n (n elements) or a shape of 1-3 axes"
 _IMAGE = "an int n (an n x n image) or (H, W)"
 _FLAT = "an int n (n elements) or any shape (reduced over all its elements)"
@@ -644,21 +657,27 @@ _CATALOG = [
         constants=MappingProxyType({"TILE": 16}), workgroupsize_fn=_tile, dtypes=_NUMERIC,
         ndims=(2,), default_size=256, bench_size=2048, rtol=1e-4, atol=1e-4),
     Example(
-        "reduce_sum", "workgroup tree sum in @localmem with @uniform counts; "
+        "transpose", "tiled transpose with a declared workgroup size: "
+        "@kernel(workgroupsize=...) and a @localmem tile sized by @groupsize",
+        "transpose.pk", "transpose", _IMAGE, _shape_2d, _transpose_args, _input_shape,
+        _transpose_ref, constants=MappingProxyType({"TILE": 16}), dtypes=(*_NUMERIC, _U8),
+        ndims=(2,), default_size=(1000, 600), bench_size=4096),
+    Example(
+        "reduce_sum", "workgroup sum with @groupreduce(add, ...); "
         "run() reduces to one value",
         "reduce.pk", "reduce_sum", _FLAT, _shape_flat, _reduce_args, _input_size(1),
         _reduce_sum_ref, constants=MappingProxyType({"GROUP": 256}),
         workgroupsize_fn=_constant("GROUP"), dtypes=_NUMERIC, rtol=1e-4, atol=1e-4,
         run_fn=_reduce_run, run_reference_fn=_reduce_sum_total),
     Example(
-        "reduce_max", "workgroup tree maximum; run() reduces to one value",
+        "reduce_max", "workgroup maximum with @groupreduce(max, ...); run() reduces to one value",
         "reduce.pk", "reduce_max", _FLAT, _shape_flat, _reduce_args, _input_size(1),
         _reduce_max_ref, constants=MappingProxyType({"GROUP": 256}),
         workgroupsize_fn=_constant("GROUP"), dtypes=_NUMERIC,
         run_fn=_reduce_run, run_reference_fn=_reduce_max_total),
     Example(
-        "brightest_pixel", "argmax of an image: per-group max and index, "
-        "then further passes; run() gives (row, col)",
+        "brightest_pixel", "argmax of an image: per-group max and first index with two "
+        "@groupreduce, then further passes; run() gives (row, col)",
         "reduce.pk", "argmax_groups", _IMAGE + " (any shape works)", _shape_flat,
         _argmax_args, _input_size(2), _argmax_ref, constants=MappingProxyType({"GROUP": 256}),
         workgroupsize_fn=_constant("GROUP"), dtypes=_NUMERIC, default_size=(1024, 1024),

@@ -37,6 +37,43 @@ static const int warpSize = 32;
 static inline void __syncthreads(int line = __builtin_LINE(), const char* file = __builtin_FILE()) {
     pk_emu_barrier(line, file);
 }
+// -- warp shuffles: one exchange among the warp's threads (pk_emu_warp_gather) ------------
+extern "C" unsigned pk_emu_warp_gather(const void* mine, void* all, unsigned size,
+                                       unsigned* lane, int line, const char* file);
+template <typename T>
+static inline T pk_emu_shfl(T v, int mode, int arg, int width, int line, const char* file) {
+    T all[32];
+    unsigned lane;
+    const unsigned count = pk_emu_warp_gather(&v, all, sizeof(T), &lane, line, file);
+    const int w = width, base = (int)lane / w * w, in = (int)lane - base;
+    int src;
+    if (mode == 0) src = base + ((arg % w) + w) % w;                  // __shfl_sync
+    else if (mode == 1) src = in + arg < w ? (int)lane + arg : (int)lane;  // __shfl_down_sync
+    else if (mode == 2) src = in - arg >= 0 ? (int)lane - arg : (int)lane; // __shfl_up_sync
+    else src = base + ((in ^ arg) & (w - 1));                      // __shfl_xor_sync
+    // A lane that does not exist (a partial last warp) gives an undefined value on a
+    // GPU; here, the caller's own.
+    return (unsigned)src < count ? all[src] : v;
+}
+#define PK_SHFL(T)                                                                               \
+    static inline T __shfl_sync(unsigned, T v, int src, int w = 32, int l = __builtin_LINE(),     \
+                                const char* f = __builtin_FILE()) { return pk_emu_shfl(v, 0, src, w, l, f); } \
+    static inline T __shfl_down_sync(unsigned, T v, unsigned d, int w = 32, int l = __builtin_LINE(), \
+                                     const char* f = __builtin_FILE()) { return pk_emu_shfl(v, 1, (int)d, w, l, f); } \
+    static inline T __shfl_up_sync(unsigned, T v, unsigned d, int w = 32, int l = __builtin_LINE(), \
+                                   const char* f = __builtin_FILE()) { return pk_emu_shfl(v, 2, (int)d, w, l, f); } \
+    static inline T __shfl_xor_sync(unsigned, T v, int m, int w = 32, int l = __builtin_LINE(),   \
+                                    const char* f = __builtin_FILE()) { return pk_emu_shfl(v, 3, m, w, l, f); }
+PK_SHFL(int)
+PK_SHFL(unsigned int)
+PK_SHFL(long)
+PK_SHFL(unsigned long)
+PK_SHFL(long long)
+PK_SHFL(unsigned long long)
+PK_SHFL(float)
+PK_SHFL(double)
+#undef PK_SHFL
+
 static inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 static inline void __threadfence_block() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 

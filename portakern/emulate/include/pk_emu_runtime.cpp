@@ -28,6 +28,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -166,11 +167,33 @@ struct Launch {
     unsigned long block_index = 0;  // set by the last arrival at block start
     unsigned block[3] = {0, 0, 0};
     unsigned active = 0;            // threads of this block that exist
+    // Warps (SIMD-groups): 32 threads in the order of their linear index over the
+    // block's existing extent; each has a barrier and one 16-byte slot per thread.
+    std::unique_ptr<Barrier[]> warps;
+    std::vector<unsigned char> slots;
 };
 
 thread_local Launch* t_launch = nullptr;
 thread_local unsigned t_tid = 0;
 thread_local sigjmp_buf* t_escape = nullptr;
+
+// The calling thread's linear index over the block's existing extent (the actual
+// threadgroup size of a non-uniform grid's edge group), and how many threads exist.
+unsigned linear_in_block(const Launch* L, unsigned* count) {
+    unsigned t[3] = {t_tid % L->block_dim[0], t_tid / L->block_dim[0] % L->block_dim[1],
+                     t_tid / L->block_dim[0] / L->block_dim[1]};
+    unsigned ext[3];
+    for (int d = 0; d < 3; ++d) {
+        ext[d] = L->block_dim[d];
+        if (L->limit[d]) {
+            unsigned long first = (unsigned long)L->block[d] * L->block_dim[d];
+            unsigned long left = L->limit[d] > first ? L->limit[d] - first : 0;
+            if (left < ext[d]) ext[d] = (unsigned)left;
+        }
+    }
+    *count = ext[0] * ext[1] * ext[2];
+    return (t[2] * ext[1] + t[1]) * ext[0] + t[0];
+}
 
 void start_block(void* arg) {
     Launch* L = static_cast<Launch*>(arg);
@@ -247,6 +270,31 @@ void pk_emu_barrier(int line, const char* file) {
         siglongjmp(*t_escape, 1);
 }
 
+// A warp (SIMD-group) exchange: every thread of the caller's warp passes `size` bytes
+// (at most 16) and gets the values of all its warp's threads, in lane order, in `all`
+// (32 * size bytes). Returns the number of threads in the warp; `*lane` is the caller's.
+// All threads of the warp must call it at the same site (a barrier over the warp).
+unsigned pk_emu_warp_gather(const void* mine, void* all, unsigned size, unsigned* lane,
+                            int line, const char* file) {
+    Launch* L = t_launch;
+    unsigned n;
+    unsigned me = linear_in_block(L, &n);
+    unsigned warp = me / 32, base = warp * 32;
+    unsigned count = n - base < 32 ? n - base : 32;
+    *lane = me % 32;
+    std::memcpy(&L->slots[(size_t)me * 16], mine, size);
+    Barrier& b = L->warps[warp];
+    if (!b.arrive(count, t_tid, {line, file}, L->kernel, L->block, L->block_dim))
+        siglongjmp(*t_escape, 1);
+    for (unsigned k = 0; k < count; ++k)
+        std::memcpy(static_cast<unsigned char*>(all) + (size_t)k * size,
+                    &L->slots[(size_t)(base + k) * 16], size);
+    // Nobody writes its slot again before every thread of the warp has read.
+    if (!b.arrive(count, t_tid, {line, file}, L->kernel, L->block, L->block_dim))
+        siglongjmp(*t_escape, 1);
+    return count;
+}
+
 // A fault found by the dialect's code (e.g. a bad argument to a device function): stop
 // the launch with this message.
 void pk_emu_fault(const char* fmt, ...) {
@@ -275,6 +323,8 @@ int pk_emu_launch(const unsigned* grid, const unsigned* block, const unsigned* l
     }
     if (n == 0 || (unsigned long)grid[0] * grid[1] * grid[2] == 0) return 0;
     L.nthreads = (unsigned)n;
+    L.warps.reset(new Barrier[(n + 31) / 32]);
+    L.slots.assign((size_t)n * 16, 0);
     L.args = args;
     L.kernel = kernel;
     L.pool.on_complete = L.group.on_complete = start_block;

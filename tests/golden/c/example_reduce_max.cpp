@@ -22,6 +22,15 @@ static inline double pk_fmin(double a, double b) { return __builtin_isnan(b) || 
 static inline double pk_fmax(double a, double b) { return __builtin_isnan(b) || a > b ? a : b; }
 #define fmin pk_fmin
 #define fmax pk_fmax
+#define PK_GR_FLOATING(T) ((T)0.5 != (T)0)
+#define PK_GR_SIGNED(T) ((T)-1 < (T)0)
+#define PK_GR_TOP(T) ((T)(((unsigned long long)1 << (sizeof(T) * 8 - 1)) - 1))
+#define PK_GR_ID_add(T) ((T)0)
+#define PK_GR_ID_min(T) (PK_GR_FLOATING(T) ? (T)(INFINITY) : PK_GR_SIGNED(T) ? PK_GR_TOP(T) : (T)-1)
+#define PK_GR_ID_max(T) (PK_GR_FLOATING(T) ? (T)(-INFINITY) : PK_GR_SIGNED(T) ? (T)(-PK_GR_TOP(T) - 1) : (T)0)
+#define PK_GR_OP_add(a, b) ((a) + (b))
+#define PK_GR_OP_min(a, b) ((b) < (a) ? (b) : (a))
+#define PK_GR_OP_max(a, b) ((a) < (b) ? (b) : (a))
 template <typename T> static inline T rsqrt(T x) { return (T)1 / sqrt(x); }
 template <typename T> static inline T mad(T a, T b, T c) { return a * b + c; }
 typedef float T;
@@ -33,20 +42,25 @@ typedef float T;
 // Running a kernel again on its own partial results reduces further, until one
 // value is left (the catalog's run(), in portakern/examples/__init__.py, does that).
 //
-// Launch with workgroupsize GROUP (or a smaller power of two): the tree below
-// halves the active range at each step. The bounds mask stays on: work-items
-// past the end of the ndrange skip their loads, so the tree only combines the
-// slots that were written. How many that is, `count`, is the same for every
-// work-item of a group, hence @uniform (computed outside the bounds mask).
+// @groupreduce(op, value) combines one value per work-item over the whole
+// workgroup and gives every work-item the result. It is a collective, like
+// @synchronize(): every work-item of the group reaches it, and those past the
+// end of the ndrange (in a partial last group) contribute the identity of op
+// without evaluating the value. Each target lowers it its own way (a SIMD loop
+// on the CPU, warp shuffles on CUDA, SIMD-group functions on Metal, work-group
+// functions or a local-memory tree on OpenCL): see docs/language.md. Any
+// workgroup size works.
 
 
 
 
 
 
+// Two reductions: the group's largest value, then the smallest index holding it
+// (items that do not hold it offer n, larger than any index).
 
 
-#line 15 "portakern/examples/reduce.pk"
+#line 18 "portakern/examples/reduce.pk"
 
 static int* pk_ctl = 0;
 extern "C" PK_EXPORT void pk_attach(int* ctl) { pk_ctl = ctl; }
@@ -71,28 +85,18 @@ extern "C" PK_EXPORT int pk_launch(void* const* pk_argv, const long long* pk_geo
             continue;
         }
         const long long pk_g0 = pk_grp;
-#line 16 "portakern/examples/reduce.pk"
-T buf[256];
+#line 19 "portakern/examples/reduce.pk"
+
 
     
-     
-#line 17 "portakern/examples/reduce.pk"
-const long long n = (pk_n0);
-     const long long group = (pk_g0);
-     const long long count = min((long long)(pk_ls0), n - group * (long long)(pk_ls0));
-     long long  pk_priv_lid[pk_items] ;for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l0; const bool pk_active = (pk_g0 * pk_ls0 + pk_l0) < pk_n0; auto& lid = pk_priv_lid[pk_lid];if (pk_active) {lid =  (pk_l0);
-    buf[lid] = x[((pk_g0 * pk_ls0 + pk_l0))];}}
-    /* @synchronize: the work-item loop above has ended */;
-    for (long long s = (pk_ls0) / 2; s > 0; s /= 2) {for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l0; const bool pk_active = (pk_g0 * pk_ls0 + pk_l0) < pk_n0; auto& lid = pk_priv_lid[pk_lid];if (pk_active) {
-        if (lid < s && lid + s < count) {
-            const T a = buf[lid];
-            const T b = buf[lid + s];
-            buf[lid] = a > b ? a : b;
-        }}}
-        /* @synchronize: the work-item loop above has ended */;
-    }for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l0; const bool pk_active = (pk_g0 * pk_ls0 + pk_l0) < pk_n0; auto& lid = pk_priv_lid[pk_lid];if (pk_active) {
-    if (lid == 0) {
-        partial[group] = buf[0];
+#line 19 "portakern/examples/reduce.pk"
+T total; { T pk_r = PK_GR_ID_max(T);{ const long long pk_e0 = pk_n0 - pk_g0 * pk_ls0 < pk_ls0 ? pk_n0 - pk_g0 * pk_ls0 : pk_ls0; 
+#pragma omp simd reduction(max:pk_r)
+for (long long pk_l0 = 0; pk_l0 < pk_e0; ++pk_l0) { const long long pk_lid = pk_l0;  pk_r = PK_GR_OP_max(pk_r, (
+#line 19 "portakern/examples/reduce.pk"
+T)( x[((pk_g0 * pk_ls0 + pk_l0))]));} } total = pk_r; }for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l0; const bool pk_active = (pk_g0 * pk_ls0 + pk_l0) < pk_n0;if (pk_active) {
+    if ((pk_l0) == 0) {
+        partial[(pk_g0)] = total;
     }
 }}
 

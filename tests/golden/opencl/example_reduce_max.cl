@@ -1,18 +1,13 @@
 /* portakern prelude: OpenCL C */
-#if defined(__clang__) && (defined(__x86_64__) || defined(__i386__) || defined(__aarch64__) || defined(__arm__) || defined(__riscv) || defined(__powerpc__))
-#define PK_MATH __attribute__((overloadable, always_inline))
-PK_MATH float pk_min(float a, float b) { return a < b ? a : b; }
-PK_MATH char pk_min(char a, char b) { return b < a ? b : a; }
-PK_MATH uchar pk_min(uchar a, uchar b) { return b < a ? b : a; }
-PK_MATH short pk_min(short a, short b) { return b < a ? b : a; }
-PK_MATH ushort pk_min(ushort a, ushort b) { return b < a ? b : a; }
-PK_MATH int pk_min(int a, int b) { return b < a ? b : a; }
-PK_MATH uint pk_min(uint a, uint b) { return b < a ? b : a; }
-PK_MATH long pk_min(long a, long b) { return b < a ? b : a; }
-PK_MATH ulong pk_min(ulong a, ulong b) { return b < a ? b : a; }
-#undef min
-#define min pk_min
-#endif
+#define PK_GR_FLOATING(T) ((T)0.5 != (T)0)
+#define PK_GR_SIGNED(T) ((T)-1 < (T)0)
+#define PK_GR_TOP(T) ((T)(((ulong)1 << (sizeof(T) * 8 - 1)) - 1))
+#define PK_GR_ID_add(T) ((T)0)
+#define PK_GR_ID_min(T) (PK_GR_FLOATING(T) ? (T)(INFINITY) : PK_GR_SIGNED(T) ? PK_GR_TOP(T) : (T)-1)
+#define PK_GR_ID_max(T) (PK_GR_FLOATING(T) ? (T)(-INFINITY) : PK_GR_SIGNED(T) ? (T)(-PK_GR_TOP(T) - 1) : (T)0)
+#define PK_GR_OP_add(a, b) ((a) + (b))
+#define PK_GR_OP_min(a, b) ((b) < (a) ? (b) : (a))
+#define PK_GR_OP_max(a, b) ((a) < (b) ? (b) : (a))
 typedef float T;
 // Workgroup reductions over a 1D ndrange: one partial result per workgroup.
 //
@@ -22,45 +17,58 @@ typedef float T;
 // Running a kernel again on its own partial results reduces further, until one
 // value is left (the catalog's run(), in portakern/examples/__init__.py, does that).
 //
-// Launch with workgroupsize GROUP (or a smaller power of two): the tree below
-// halves the active range at each step. The bounds mask stays on: work-items
-// past the end of the ndrange skip their loads, so the tree only combines the
-// slots that were written. How many that is, `count`, is the same for every
-// work-item of a group, hence @uniform (computed outside the bounds mask).
+// @groupreduce(op, value) combines one value per work-item over the whole
+// workgroup and gives every work-item the result. It is a collective, like
+// @synchronize(): every work-item of the group reaches it, and those past the
+// end of the ndrange (in a partial last group) contribute the identity of op
+// without evaluating the value. Each target lowers it its own way (a SIMD loop
+// on the CPU, warp shuffles on CUDA, SIMD-group functions on Metal, work-group
+// functions or a local-memory tree on OpenCL): see docs/language.md. Any
+// workgroup size works.
 
 
 
 
 
 
+// Two reductions: the group's largest value, then the smallest index holding it
+// (items that do not hold it offer n, larger than any index).
 
 
-#line 15 "portakern/examples/reduce.pk"
+#line 18 "portakern/examples/reduce.pk"
 __kernel void reduce_max(__global float* partial, __global const float* restrict x, const long pk_n0)
 {
-#line 16 "portakern/examples/reduce.pk"
-__local T buf[256];
+#line 19 "portakern/examples/reduce.pk"
+__local T pk_gr0[256];
 const bool pk_active = ((long)get_global_id(0)) < pk_n0;
 
-    
-     
-#line 17 "portakern/examples/reduce.pk"
-const long n = (pk_n0);
-     const long group = (((long)get_group_id(0)));
-     const long count = min((long)(((long)get_local_size(0))), n - group * (long)(((long)get_local_size(0))));
-     long  lid ;if (pk_active) {lid =  (((long)get_local_id(0)));
-    buf[lid] = x[(((long)get_global_id(0)))];}
-    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    for (long s = (((long)get_local_size(0))) / 2; s > 0; s /= 2) {if (pk_active) {
-        if (lid < s && lid + s < count) {
-            const T a = buf[lid];
-            const T b = buf[lid + s];
-            buf[lid] = a > b ? a : b;
-        }}
-        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    }if (pk_active) {
-    if (lid == 0) {
-        partial[group] = buf[0];
+    T total; {
+    const T pk_v = pk_active ? (T)( x[(((long)get_global_id(0)))]) : PK_GR_ID_max(T);
+#if defined(__opencl_c_work_group_collective_functions) || (defined(__OPENCL_C_VERSION__) && __OPENCL_C_VERSION__ == 200)
+    total = work_group_reduce_max(pk_v);
+#else
+    const uint pk_n = (uint)(get_local_size(0) * get_local_size(1) * get_local_size(2));
+    const uint pk_t = (uint)((get_local_id(2) * get_local_size(1) + get_local_id(1)) * get_local_size(0) + get_local_id(0));
+    if (pk_t < 256u) pk_gr0[pk_t] = pk_v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint pk_b = 256u; pk_b < pk_n; pk_b += 256u) {
+        if (pk_t >= pk_b && pk_t - pk_b < 256u) pk_gr0[pk_t - pk_b] = PK_GR_OP_max(pk_gr0[pk_t - pk_b], pk_v);
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    for (uint pk_w = pk_n < 256u ? pk_n : 256u; pk_w > 1u; ) {
+        const uint pk_h = (pk_w + 1u) >> 1;
+        if (pk_t + pk_h < pk_w) pk_gr0[pk_t] = PK_GR_OP_max(pk_gr0[pk_t], pk_gr0[pk_t + pk_h]);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        pk_w = pk_h;
+    }
+    total = pk_gr0[0];
+    barrier(CLK_LOCAL_MEM_FENCE);
+#endif
+}
+#line 19 "portakern/examples/reduce.pk"
+;if (pk_active) {
+    if ((((long)get_local_id(0))) == 0) {
+        partial[(((long)get_group_id(0)))] = total;
     }
 }
 }

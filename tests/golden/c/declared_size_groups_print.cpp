@@ -1,0 +1,91 @@
+#define PK_FP_CONTRACT_OFF 1
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+/* portakern prelude: C++ for the host CPU */
+#include <math.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <string.h>
+#include <type_traits>
+#if defined(_WIN32)
+#define PK_EXPORT __declspec(dllexport)
+#else
+#define PK_EXPORT __attribute__((visibility("default")))
+#endif
+#define PK_ALWAYS_INLINE __attribute__((always_inline))
+#if defined(PK_SIMD_MATH)
+extern "C" {
+}
+#endif
+template <typename A, typename B> static inline typename std::common_type<A, B>::type min(A a, B b) { return b < a ? b : a; }
+template <typename A, typename B> static inline typename std::common_type<A, B>::type max(A a, B b) { return a < b ? b : a; }
+template <typename T, typename L, typename H> static inline T clamp(T x, L lo, H hi) { return x < (T)lo ? (T)lo : ((T)hi < x ? (T)hi : x); }
+static inline float pk_fmin(float a, float b) { return __builtin_isnan(b) || a < b ? a : b; }
+static inline float pk_fmax(float a, float b) { return __builtin_isnan(b) || a > b ? a : b; }
+static inline double pk_fmin(double a, double b) { return __builtin_isnan(b) || a < b ? a : b; }
+static inline double pk_fmax(double a, double b) { return __builtin_isnan(b) || a > b ? a : b; }
+#define fmin pk_fmin
+#define fmax pk_fmax
+template <typename T> static inline T rsqrt(T x) { return (T)1 / sqrt(x); }
+template <typename T> static inline T mad(T a, T b, T c) { return a * b + c; }
+
+
+#line 1 "tests/declared_size_groups_print.pk"
+
+static int* pk_ctl = 0;
+extern "C" PK_EXPORT void pk_attach(int* ctl) { pk_ctl = ctl; }
+extern "C" PK_EXPORT int pk_launch(void* const* pk_argv, const long long* pk_geom)
+{
+    int* const pk_c = pk_ctl;
+    const int pk_gen = pk_c ? __atomic_load_n(pk_c, __ATOMIC_RELAXED) : 0;
+    int pk_stopped = 0;
+    if (pk_c) __atomic_add_fetch(pk_c + 1, 1, __ATOMIC_RELAXED);
+    float* y = (float*)pk_argv[0];
+    const float* __restrict__ a = (const float*)pk_argv[1];
+    const long long pk_n0 = pk_geom[0];
+    const long long pk_n1 = pk_geom[1];
+    const long long pk_ls0 = pk_geom[2];
+    const long long pk_ng0 = pk_geom[4];
+    const long long pk_ext0 = pk_geom[6];
+    const long long pk_ls1 = pk_geom[3];
+    const long long pk_ng1 = pk_geom[5];
+    const long long pk_ext1 = pk_geom[7];
+    const long long pk_groups = pk_ng0 * pk_ng1;
+    const long long pk_items = pk_ls0 * pk_ls1;
+#pragma omp parallel for schedule(static) if (pk_groups > 1)
+    for (long long pk_grp = 0; pk_grp < pk_groups; ++pk_grp) {
+        if (pk_c && __atomic_load_n(pk_c, __ATOMIC_RELAXED) != pk_gen) {  /* Ctrl-C */
+            __atomic_store_n(&pk_stopped, 1, __ATOMIC_RELAXED);
+            continue;
+        }
+        const long long pk_g0 = pk_grp % pk_ng0;
+        const long long pk_g1 = pk_grp / pk_ng0;
+#line 2 "tests/declared_size_groups_print.pk"
+float tile[8][4];
+#line 3 "tests/declared_size_groups_print.pk"
+float total;
+
+    
+    
+    
+#line 4 "tests/declared_size_groups_print.pk"
+long long pk_priv_i[pk_items];long long pk_priv_j[pk_items];
+    long long pk_priv_li[pk_items];long long pk_priv_lj[pk_items];for (long long pk_l1 = 0; pk_l1 < pk_ls1; ++pk_l1) for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l1 * pk_ls0 + pk_l0; const bool pk_active = (pk_g1 * pk_ls1 + pk_l1) < pk_n0 && (pk_g0 * pk_ls0 + pk_l0) < pk_n1; auto& i = pk_priv_i[pk_lid]; auto& j = pk_priv_j[pk_lid]; auto& li = pk_priv_li[pk_lid]; auto& lj = pk_priv_lj[pk_lid];if (pk_active) {
+#line 4 "tests/declared_size_groups_print.pk"
+i = (pk_g1 * pk_ls1 + pk_l1);j = (pk_g0 * pk_ls0 + pk_l0);
+#line 5 "tests/declared_size_groups_print.pk"
+li = pk_l1;lj = pk_l0;
+    if (li == 0 && lj == 0) total = 0;
+    tile[li][lj] = a[i * pk_n1 + j];}}
+    /* @synchronize: the work-item loop above has ended */;for (long long pk_l1 = 0; pk_l1 < pk_ls1; ++pk_l1) for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l1 * pk_ls0 + pk_l0; const bool pk_active = (pk_g1 * pk_ls1 + pk_l1) < pk_n0 && (pk_g0 * pk_ls0 + pk_l0) < pk_n1; auto& i = pk_priv_i[pk_lid]; auto& j = pk_priv_j[pk_lid]; auto& li = pk_priv_li[pk_lid]; auto& lj = pk_priv_lj[pk_lid];if (pk_active) {
+    y[i * pk_n1 + j] = tile[li][lj] * a[0] + (float)(pk_ng1 * (pk_ng1 * pk_ng0));
+    if (i == 0 && j == 0) (printf("groups: %ld\n", (long long)(pk_ng1 * pk_ng0)), fflush(stdout));
+}}
+
+    }
+    if (pk_c) __atomic_sub_fetch(pk_c + 1, 1, __ATOMIC_RELAXED);
+    return pk_stopped;
+}

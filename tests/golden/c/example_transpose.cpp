@@ -1,0 +1,113 @@
+/* portakern prelude: C++ for the host CPU */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+#include <type_traits>
+#if defined(_WIN32)
+#define PK_EXPORT __declspec(dllexport)
+#else
+#define PK_EXPORT __attribute__((visibility("default")))
+#endif
+#define PK_ALWAYS_INLINE __attribute__((always_inline))
+#if defined(PK_SIMD_MATH)
+extern "C" {
+}
+#endif
+template <typename A, typename B> static inline typename std::common_type<A, B>::type min(A a, B b) { return b < a ? b : a; }
+template <typename A, typename B> static inline typename std::common_type<A, B>::type max(A a, B b) { return a < b ? b : a; }
+template <typename T, typename L, typename H> static inline T clamp(T x, L lo, H hi) { return x < (T)lo ? (T)lo : ((T)hi < x ? (T)hi : x); }
+static inline float pk_fmin(float a, float b) { return __builtin_isnan(b) || a < b ? a : b; }
+static inline float pk_fmax(float a, float b) { return __builtin_isnan(b) || a > b ? a : b; }
+static inline double pk_fmin(double a, double b) { return __builtin_isnan(b) || a < b ? a : b; }
+static inline double pk_fmax(double a, double b) { return __builtin_isnan(b) || a > b ? a : b; }
+#define fmin pk_fmin
+#define fmax pk_fmax
+template <typename T> static inline T rsqrt(T x) { return (T)1 / sqrt(x); }
+template <typename T> static inline T mad(T a, T b, T c) { return a * b + c; }
+typedef float T;
+// Transpose a 2D array through workgroup memory, with a declared workgroup size.
+//
+// @kernel(workgroupsize=...) fixes each group at TILE x TILE work-items: a launch
+// needs no workgroupsize= (another size is an NDRangeError), and @groupsize(d) is
+// a compile-time constant, so it sizes the tile. One padding column keeps the
+// transposed reads on different memory banks of a GPU.
+//
+// A work-item reads in[i][j] but writes another element of out, so the kernel
+// opts out of the implicit bounds mask and checks both coordinates itself: every
+// work-item of a partial group still loads its slot and reaches the barrier.
+
+
+#line 11 "portakern/examples/transpose.pk"
+
+static int* pk_ctl = 0;
+extern "C" PK_EXPORT void pk_attach(int* ctl) { pk_ctl = ctl; }
+extern "C" PK_EXPORT int pk_launch(void* const* pk_argv, const long long* pk_geom)
+{
+    int* const pk_c = pk_ctl;
+    const int pk_gen = pk_c ? __atomic_load_n(pk_c, __ATOMIC_RELAXED) : 0;
+    int pk_stopped = 0;
+    if (pk_c) __atomic_add_fetch(pk_c + 1, 1, __ATOMIC_RELAXED);
+    float* out = (float*)pk_argv[0];
+    const float* __restrict__ in = (const float*)pk_argv[1];
+    const long long pk_n0 = pk_geom[0];
+    const long long pk_n1 = pk_geom[1];
+    const long long pk_ls0 = pk_geom[2];
+    const long long pk_ng0 = pk_geom[4];
+    const long long pk_ext0 = pk_geom[6];
+    const long long pk_ls1 = pk_geom[3];
+    const long long pk_ng1 = pk_geom[5];
+    const long long pk_ext1 = pk_geom[7];
+    const long long pk_groups = pk_ng0 * pk_ng1;
+    const long long pk_items = pk_ls0 * pk_ls1;
+#pragma omp parallel for schedule(static) if (pk_groups > 1)
+    for (long long pk_grp = 0; pk_grp < pk_groups; ++pk_grp) {
+        if (pk_c && __atomic_load_n(pk_c, __ATOMIC_RELAXED) != pk_gen) {  /* Ctrl-C */
+            __atomic_store_n(&pk_stopped, 1, __ATOMIC_RELAXED);
+            continue;
+        }
+        const long long pk_g0 = pk_grp % pk_ng0;
+        const long long pk_g1 = pk_grp / pk_ng0;
+#line 12 "portakern/examples/transpose.pk"
+T tile[16][16 + 1];
+
+    
+    
+#line 13 "portakern/examples/transpose.pk"
+long long pk_priv_li[pk_items];long long pk_priv_lj[pk_items];
+    long long pk_priv_gi[pk_items];long long pk_priv_gj[pk_items];
+     long long  pk_priv_h[pk_items] ;
+     long long  pk_priv_w[pk_items] ;
+     long long  pk_priv_i[pk_items] ;
+     long long  pk_priv_j[pk_items] ;for (long long pk_l1 = 0; pk_l1 < pk_ls1; ++pk_l1) for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l1 * pk_ls0 + pk_l0;  auto& li = pk_priv_li[pk_lid]; auto& lj = pk_priv_lj[pk_lid]; auto& gi = pk_priv_gi[pk_lid]; auto& gj = pk_priv_gj[pk_lid]; auto& h = pk_priv_h[pk_lid]; auto& w = pk_priv_w[pk_lid]; auto& i = pk_priv_i[pk_lid]; auto& j = pk_priv_j[pk_lid];
+#line 13 "portakern/examples/transpose.pk"
+li = pk_l1;lj = pk_l0;
+#line 14 "portakern/examples/transpose.pk"
+gi = pk_g1;gj = pk_g0;
+#line 15 "portakern/examples/transpose.pk"
+h =  pk_n0;
+#line 16 "portakern/examples/transpose.pk"
+w =  pk_n1;
+#line 17 "portakern/examples/transpose.pk"
+i =  gi * 16 + li;
+#line 18 "portakern/examples/transpose.pk"
+j =  gj * 16 + lj;
+    if (i < h && j < w) {
+        tile[li][lj] = in[i * w + j];
+    }}
+    /* @synchronize: the work-item loop above has ended */;
+    // The group writes its tile to the mirrored block of out: out[oi][oj] = in[oj][oi].
+     long long  pk_priv_oi[pk_items] ;
+     long long  pk_priv_oj[pk_items] ;for (long long pk_l1 = 0; pk_l1 < pk_ls1; ++pk_l1) for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l1 * pk_ls0 + pk_l0;  auto& li = pk_priv_li[pk_lid]; auto& lj = pk_priv_lj[pk_lid]; auto& gi = pk_priv_gi[pk_lid]; auto& gj = pk_priv_gj[pk_lid]; auto& h = pk_priv_h[pk_lid]; auto& w = pk_priv_w[pk_lid]; auto& i = pk_priv_i[pk_lid]; auto& j = pk_priv_j[pk_lid]; auto& oi = pk_priv_oi[pk_lid]; auto& oj = pk_priv_oj[pk_lid];
+#line 24 "portakern/examples/transpose.pk"
+oi =  gj * 16 + li;
+#line 25 "portakern/examples/transpose.pk"
+oj =  gi * 16 + lj;
+    if (oi < w && oj < h) {
+        out[oi * h + oj] = tile[lj][li];
+    }
+}
+
+    }
+    if (pk_c) __atomic_sub_fetch(pk_c + 1, 1, __ATOMIC_RELAXED);
+    return pk_stopped;
+}
