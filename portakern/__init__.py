@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .backends.base import Backend
 from .backends.opencl import CPU, OpenCL
 from .errors import (
@@ -9,6 +11,7 @@ from .errors import (
     BackendUnavailableError,
     CompilationError,
     KernelArgumentError,
+    KernelFaultError,
     KernelSyntaxError,
     KernelTypeError,
     LaunchError,
@@ -17,11 +20,25 @@ from .errors import (
     PortabilityWarning,
     PortakernError,
 )
-from .kernels import Kernel, kernel
+from .kernels import Kernel, KernelFactory
+from .kernels import kernel as _kernel
 from .launch import Launcher
 from .registry import register_backend, registered_backends
 from .resolve import get_backend
+from .timing import Launch, Timings, timed
 from .version import __version__
+
+kernel: KernelFactory = _kernel
+"""Make a :class:`Kernel`: ``pk.kernel(source, name=None, **constants)``.
+
+Also ``pk.kernel.from_file(path, name=None, **constants)`` (a ``.pk`` file) and
+``pk.kernel.from_resource(package, resource, name=None, **constants)`` (a kernel file
+shipped inside a Python package, through :mod:`importlib.resources`).
+"""
+
+if TYPE_CHECKING:  # loaded on first use at run time (__getattr__ below); typed here
+    from .backends.cuda import CUDA
+    from .backends.metal import MLXCUDA, Metal
 
 __all__ = [
     "Backend",
@@ -32,9 +49,11 @@ __all__ = [
     "CompilationError",
     "Kernel",
     "KernelArgumentError",
+    "KernelFaultError",
     "KernelSyntaxError",
     "KernelTypeError",
     "Launcher",
+    "Launch",
     "LaunchError",
     "MLXCUDA",
     "Metal",
@@ -43,11 +62,13 @@ __all__ = [
     "OpenCL",
     "PortabilityWarning",
     "PortakernError",
+    "Timings",
     "__version__",
     "get_backend",
     "kernel",
     "register_backend",
     "registered_backends",
+    "timed",
 ]
 
 # The GPU launchers load on first use: `import portakern` stays cheap for CPU users

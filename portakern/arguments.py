@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import math
 import weakref
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from .backends.base import Backend
-from .errors import BackendMismatchError, KernelArgumentError, KernelTypeError
+from .errors import BackendMismatchError, KernelArgumentError, KernelTypeError, PortakernError
 from .language import KernelDef, check_count
 from .types import KNOWN_TYPES, TYPE_DTYPES, type_name_of
 
@@ -64,21 +65,39 @@ def remember(kdef: KernelDef, args: tuple, launch_args: list, bindings: tuple,
     return tuple(entries), template, bindings
 
 
+def prepare(backend: Backend, memo: tuple, plan: Any, launch_args: list) -> Any:
+    """``backend.prepare_launch`` for a launch of the arrays ``memo`` remembers, or None.
+
+    Only where every array is passed as itself (a NumPy array on ``CPU()``): then a
+    :func:`recall` hit of ``memo`` means the very arrays, alive and unchanged, which
+    is what a prepared launch asks of its caller. Another backend's handles are
+    described anew on each call, so they are never prepared.
+    """
+    if not all(e[5] for e in memo[0] if e[0] is not None):
+        return None
+    return backend.prepare_launch(plan.compiled, launch_args, plan.global_size,
+                                  plan.local_size)
+
+
 def recall(memo: tuple, args: tuple, backend: Backend) -> tuple[list, tuple] | None:
     """The checked launch arguments for ``args`` if they match the remembered call."""
     entries, template, bindings = memo
     if len(args) != len(entries):
         return None
     out = template.copy()
-    for i, (e, a) in enumerate(zip(entries, args, strict=False)):
+    for i, e in enumerate(entries):
+        a = args[i]
         ref = e[0]
         if ref is not None:
             if ref() is not a:
                 return None
             if e[5]:
+                # (A dtype is most often the very object remembered: `is` first.)
+                dtype = a.dtype
+                if dtype is not e[1] and dtype != e[1] or a.shape != e[2]:
+                    return None
                 flags = a.flags
-                if a.dtype != e[1] or a.shape != e[2] or flags.writeable != e[3] \
-                        or flags.c_contiguous != e[4]:
+                if flags.writeable is not e[3] or flags.c_contiguous is not e[4]:
                     return None
                 out[i] = a
             else:
@@ -91,22 +110,37 @@ def recall(memo: tuple, args: tuple, backend: Backend) -> tuple[list, tuple] | N
         elif a is not e[1]:
             if e[3] is None:
                 return None
-            out[i] = convert_scalar(a, e[3], i, e[4])
+            try:
+                out[i] = convert_scalar(a, e[3], i, e[4])
+            except PortakernError:
+                return None  # the full checks say it, with the labels and the binding
     return out, bindings
 
 
-def _describe(i: int, p: Any) -> str:
-    return f"argument {i} {p.name!r} ({p.describe()})"
+def _describe(i: int, p: Any, label: str | None = None, origin: str | None = None) -> str:
+    """``argument 2 'a' (T)``; a label replaces the position and name (the caller's API).
+
+    ``origin`` says where the parameter's type variable got its type
+    (``T is int32, bound by argument 0 'x'``).
+    """
+    kind = p.describe() if origin is None else f"{p.describe()}; {origin}"
+    if label is not None:
+        return f"argument {label!r} ({kind})"
+    return f"argument {i} {p.name!r} ({kind})"
 
 
 def check_args(kdef: KernelDef, args: tuple, backend: Backend,
-                constants: dict[str, Any], infos: dict | None = None) -> tuple[list, tuple]:
+                constants: dict[str, Any], infos: dict | None = None,
+                labels: Mapping[str, str] | None = None) -> tuple[list, tuple]:
     """Check every argument against the signature; return launch args and bindings.
 
     Nothing is launched or written here, so a rejected call changes no array.
     ``infos``, if given, receives each array argument's ``ArrayInfo`` by position.
+    ``labels`` maps parameter names to the names the caller's API gives them
+    (:meth:`portakern.Kernel.relabel`); messages use those.
     """
     params = kdef.params
+    lab = (labels or {}).get
     check_count(kdef.name, params, len(args))
     bindings: dict[str, str] = {tv: str(constants[tv]) for tv in kdef.type_vars
                                 if tv in constants}
@@ -118,7 +152,7 @@ def check_args(kdef: KernelDef, args: tuple, backend: Backend,
             continue
         info = backend.array_info(a)
         if info is None:
-            _wrong_array(i, p, a, backend)
+            _wrong_array(i, p, a, backend, lab(p.name))
         if infos is not None:
             infos[i] = info
         extents[i] = info.extent
@@ -127,31 +161,35 @@ def check_args(kdef: KernelDef, args: tuple, backend: Backend,
             expected = TYPE_DTYPES[p.type]
             if info.dtype != expected:
                 raise KernelTypeError(
-                    f"{_describe(i, p)} must have dtype {expected}, got {info.dtype}")
+                    f"{_describe(i, p, lab(p.name))} must have dtype {expected}, got "
+                    f"{info.dtype}")
         elif name is None:
             raise KernelTypeError(
-                f"{_describe(i, p)} has dtype {info.dtype}, which no kernel type matches")
+                f"{_describe(i, p, lab(p.name))} has dtype {info.dtype}, which no kernel "
+                f"type matches")
         elif p.type in bindings:
             if bindings[p.type] != name:
                 raise KernelTypeError(
-                    f"{_describe(i, p)} has dtype {info.dtype}, but {p.type} is already "
-                    f"{bindings[p.type]} ({TYPE_DTYPES[bindings[p.type]]}) from "
+                    f"{_describe(i, p, lab(p.name))} has dtype {info.dtype}, but {p.type} is "
+                    f"already {bindings[p.type]} ({TYPE_DTYPES[bindings[p.type]]}) from "
                     f"{bound_by[p.type]}")
         else:
             bindings[p.type] = name
-            bound_by[p.type] = f"argument {i} {p.name!r}"
+            bound_by[p.type] = _source(i, p, lab(p.name))
         if not info.c_contiguous:
             raise KernelArgumentError(
-                f"{_describe(i, p)} must be C-contiguous; pass a contiguous copy "
+                f"{_describe(i, p, lab(p.name))} must be C-contiguous; pass a contiguous copy "
                 f"(numpy.ascontiguousarray or .copy())")
         if p.writable and not info.writable:
             raise KernelArgumentError(
-                f"{_describe(i, p)} is read-only but the kernel may write it; pass a writable "
-                f"array, or declare the parameter 'const {p.type}*' if the kernel only reads it")
+                f"{_describe(i, p, lab(p.name))} is read-only but the kernel may write it; "
+                f"pass a writable array, or declare the parameter 'const {p.type}*' if the "
+                f"kernel only reads it")
         if info.handle is None and math.prod(info.shape) != 0:
             # (An empty array may have no buffer at all: it is passed as a null pointer.)
             raise KernelArgumentError(
-                f"{_describe(i, p)} is a view with an offset into its buffer; pass a copy")
+                f"{_describe(i, p, lab(p.name))} is a view with an offset into its buffer; "
+                f"pass a copy")
         out[i] = info.handle
     for i, (p, a) in enumerate(zip(params, args, strict=True)):
         if p.pointer:
@@ -161,24 +199,30 @@ def check_args(kdef: KernelDef, args: tuple, backend: Backend,
             if isinstance(a, np.generic) and type_name_of(a.dtype):
                 t = type_name_of(a.dtype)
                 bindings[p.type] = t
-                bound_by[p.type] = f"argument {i} {p.name!r}"
+                bound_by[p.type] = _source(i, p, lab(p.name))
             else:
                 raise KernelTypeError(
-                    f"{_describe(i, p)}: cannot infer {p.type} from a Python "
+                    f"{_describe(i, p, lab(p.name))}: cannot infer {p.type} from a Python "
                     f"{type(a).__name__}; pass a NumPy scalar (e.g. numpy.float32(...)) or "
                     f"bind it with kernel.specialize({p.type}='float')")
-        out[i] = convert_scalar(a, t, i, p)
+        out[i] = convert_scalar(a, t, i, p, lab(p.name), bound_by.get(p.type))
     for i, p in enumerate(params):
         feature = _FEATURES.get(TYPE_DTYPES[bindings.get(p.type, p.type)])
         if feature is not None and not backend.supports(feature):
             raise KernelTypeError(
-                f"{_describe(i, p)} is {feature}, which {backend!r} does not support; "
-                f"convert it (e.g. .astype(numpy.float32)) or use another backend")
-    _check_no_alias(params, out, extents)
+                f"{_describe(i, p, lab(p.name))} is {feature}, which {backend!r} does not "
+                f"support; convert it (e.g. .astype(numpy.float32)) or use another backend")
+    _check_no_alias(params, out, extents, lab)
     return out, tuple(sorted((tv, bindings[tv]) for tv in kdef.type_vars))
 
 
-def _check_no_alias(params: list, handles: list, extents: list) -> None:
+def _source(i: int, p: Any, label: str | None) -> str:
+    """What bound a type variable, for messages: ``argument 0 'x'``."""
+    return f"argument {label!r}" if label is not None else f"argument {i} {p.name!r}"
+
+
+def _check_no_alias(params: list, handles: list, extents: list,
+                    lab: Any = lambda name: None) -> None:
     """A ``const T*`` is rendered no-alias (restrict): it must not overlap a written array.
 
     Memory ranges decide where the backend gives them (``ArrayInfo.extent``): a
@@ -201,27 +245,29 @@ def _check_no_alias(params: list, handles: list, extents: list) -> None:
                 overlap = (a is b and a is not None) or (
                     both_numpy and a.size > 0 and b.size > 0 and np.may_share_memory(a, b))
             if overlap:
+                shown = lab(pc.name) or pc.name
                 raise KernelArgumentError(
-                    f"{_describe(c, pc)} shares memory with {_describe(w, pw)}, which the "
-                    f"kernel writes; const parameters are declared no-alias (restrict), so "
-                    f"pass a copy ({pc.name}.copy()) or drop 'const' from {pc.name!r}")
+                    f"{_describe(c, pc, lab(pc.name))} shares memory with "
+                    f"{_describe(w, pw, lab(pw.name))}, which the kernel writes; const "
+                    f"parameters are declared no-alias (restrict), so pass a copy "
+                    f"({shown}.copy()) or drop 'const' from {pc.name!r}")
 
 
 _FEATURES = {np.dtype(np.float64): "float64", np.dtype(np.float16): "float16"}
 
 
-def _wrong_array(i: int, p: Any, a: Any, backend: Backend) -> None:
+def _wrong_array(i: int, p: Any, a: Any, backend: Backend, label: str | None = None) -> None:
     from .resolve import backend_name_of
 
     other = backend_name_of(a)
     if other is None:
         raise KernelTypeError(
-            f"{_describe(i, p)} must be an array, got {type(a).__module__}."
+            f"{_describe(i, p, label)} must be an array, got {type(a).__module__}."
             f"{type(a).__qualname__}")
     raise BackendMismatchError(
-        f"{_describe(i, p)} is a {type(a).__module__}.{type(a).__qualname__} on {other}, but "
-        f"the launch runs on {backend!r}; move it with backend.to_device(...) or launch on "
-        f"its own backend")
+        f"{_describe(i, p, label)} is a {type(a).__module__}.{type(a).__qualname__} on "
+        f"{other}, but the launch runs on {backend!r}; move it with backend.to_device(...) "
+        f"or launch on its own backend")
 
 
 _FMAX = {dt: float(np.finfo(dt).max) for dt in TYPE_DTYPES.values() if dt.kind == "f"}
@@ -230,12 +276,15 @@ _IMIN = {dt: int(np.iinfo(dt).min) for dt in TYPE_DTYPES.values() if dt.kind in 
 _IMAX = {dt: int(np.iinfo(dt).max) for dt in TYPE_DTYPES.values() if dt.kind in "iu"}
 
 
-def convert_scalar(value: Any, type_name: str, i: int, p: Any) -> np.generic:
+def convert_scalar(value: Any, type_name: str, i: int, p: Any, label: str | None = None,
+                   bound_by: str | None = None) -> np.generic:
     """Convert a Python or NumPy scalar to the parameter's dtype, or say why not.
 
     Integers must be in range, floats must not overflow, an integer passed for a
     float parameter must be exactly representable, and a float is never silently
-    truncated to an integer.
+    truncated to an integer. ``label`` is the caller's name for the parameter;
+    ``bound_by`` what bound its type variable (named in the message, so a refusal
+    says where the type came from).
     """
     dtype = TYPE_DTYPES[type_name]
     # Fast paths for what launches pass most, skipping NumPy's slow scalar
@@ -249,7 +298,10 @@ def convert_scalar(value: Any, type_name: str, i: int, p: Any) -> np.generic:
         return dtype.type(value)
     if kind is int and dtype.kind in "iu" and _IMIN[dtype] <= value <= _IMAX[dtype]:
         return dtype.type(value)
-    where = _describe(i, p)
+    origin = None
+    if bound_by is not None and p.type not in KNOWN_TYPES:
+        origin = f"{p.type} is {dtype}, bound by {bound_by}"
+    where = _describe(i, p, label, origin)
     if isinstance(value, np.ndarray) and value.ndim == 0:
         value = value[()]
     if dtype.kind == "b":

@@ -43,12 +43,13 @@ import os
 import re
 import stat
 import tempfile
-import threading
 import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from .subprocesses import fork_safe_lock
 
 __all__ = ["CacheWarning", "DiskCache", "cache_dir", "cache_enabled", "clear", "default_cache",
            "load_bytes", "make_key", "size_limit", "templates_digest"]
@@ -181,7 +182,7 @@ class DiskCache:
         self.directory = None if directory is None else Path(directory)
         self.limit: int | None = size_limit() if limit == "env" else limit
         self._memory: dict[tuple[str, str], bytes] = {}
-        self._lock = threading.Lock()
+        self._lock = fork_safe_lock()
         self._writable = self.directory is not None
         #: Whether the folder may be read: None until checked, then True, or the
         #: reason it is refused (another user can write it).
@@ -514,7 +515,7 @@ class DiskCache:
 
 
 _LOAD_DIR: list[tuple[int, str]] = []
-_LOAD_LOCK = threading.Lock()
+_LOAD_LOCK = fork_safe_lock()
 _LOADS = [0]
 
 
@@ -588,7 +589,7 @@ def _private_copy(data: bytes, name: str, folder: str | os.PathLike | None) -> s
 
 
 _DEFAULT: dict[tuple[str, bool], DiskCache] = {}
-_DEFAULT_LOCK = threading.Lock()
+_DEFAULT_LOCK = fork_safe_lock()
 
 
 def default_cache() -> DiskCache:
@@ -622,12 +623,19 @@ def _code_digest() -> str:
     without a new version number.
     """
     if not _CODE:
-        import jinja2
+        # Jinja's version from its __init__.py (which spells it), not from an import:
+        # a launch from the disk cache does not load Jinja (DESIGN section 4, startup).
+        import importlib.util
 
-        h = hashlib.sha256(f"jinja2 {jinja2.__version__}".encode())
+        spec = importlib.util.find_spec("jinja2")
+        try:
+            jinja = Path(spec.origin).read_bytes() if spec and spec.origin else b""
+        except OSError:
+            jinja = b""
+        h = hashlib.sha256(b"jinja2 " + jinja)
         here = Path(__file__).resolve().parent
         for name in ("language.py", "convergence.py", "parts.py", "lower.py", "render.py",
-                     "types.py", "cache.py", "kernels.py"):
+                     "targets.py", "types.py", "cache.py", "kernels.py"):
             try:
                 h.update(name.encode() + (here / name).read_bytes())
             except OSError:
@@ -638,7 +646,7 @@ def _code_digest() -> str:
 
 def rendered(recipe: tuple, target: str, bindings: tuple, ndim: int, *,
              unmasked: bool = False, disk: bool = True,
-             render: Callable[[], Any]) -> Any:
+             render: Callable[[], Any], debug: bool = False) -> Any:
     """The :class:`~portakern.render.RenderedKernel` of a kernel variant, from disk or ``render``.
 
     Parameters
@@ -665,7 +673,8 @@ def rendered(recipe: tuple, target: str, bindings: tuple, ndim: int, *,
     if store is not None:
         source, name, filename, constants = recipe
         key = make_key("render", _code_digest(), templates_digest(), source, filename, name,
-                       list(constants), target, bindings, ndim, unmasked)
+                       list(constants), target, bindings, ndim, unmasked,
+                       *(("debug",) if debug else ()))
         data = store.get("render", key)
     hit = _decode_rendered(data) if data is not None else None
     if hit is None:

@@ -16,7 +16,7 @@ import warnings
 from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from . import resolve
 from .backends.base import Backend
@@ -37,12 +37,13 @@ from .render import (
     render_lowered,
 )
 from .targets import builtin_targets
+from .timing import Launch
 from .types import KNOWN_TYPES, as_type_name
 
 if TYPE_CHECKING:
     from .tree import BodyFacts
 
-__all__ = ["Kernel", "kernel"]
+__all__ = ["Kernel", "KernelFactory", "kernel"]
 
 #: The target whose rendering fixes the signature; every other target's must agree.
 _SIGNATURE_TARGET = "opencl"
@@ -59,22 +60,30 @@ class Kernel:
         Which ``@kernel`` to use when the source defines several.
     filename : str, optional
         Shown in errors and ``#line`` directives (``from_file`` sets it).
+    debug : bool, optional
+        Debug mode (docs/debugging.md): every array subscript is bounds-checked and
+        an out-of-bounds one raises :class:`~portakern.errors.KernelFaultError` after
+        the launch. Default: on when the environment sets ``PORTAKERN_DEBUG=1``.
     **constants
         Jinja constants (ints, floats, bools, type names); a name that is a type
         variable of the kernel binds it (``T="float"`` or a NumPy dtype).
     """
 
     def __init__(self, source: str, name: str | None = None, *, filename: str | None = None,
-                 **constants: Any) -> None:
+                 debug: bool | None = None, **constants: Any) -> None:
+        from .debug import enabled
+
         self._init(KernelTemplate(source, filename or f"<kernel {name or 'source'}>"), name,
-                   check_constants(constants))
+                   check_constants(constants), enabled(debug))
         self._check_portability()
 
     def _init(self, template: KernelTemplate, name: str | None,
-              constants: dict[str, Any]) -> None:
+              constants: dict[str, Any], debug: bool = False) -> None:
         self._template = template
         self._name = name
         self.constants = constants
+        #: Debug mode: a variant of its own in every cache (see docs/debugging.md).
+        self.debug = debug
         self._parsed: dict[str, tuple[Module, KernelDef]] = {}
         self._facts: dict[str, BodyFacts] = {}
         self._rendered: dict[tuple, RenderedKernel] = {}
@@ -84,6 +93,8 @@ class Kernel:
         self._by_types_generation = -1
         #: Whether the portability scan ran (it waits for constants the source needs).
         self._portability_checked = False
+        #: Parameter name -> the caller's name for it, in argument errors (:meth:`relabel`).
+        self.labels: dict[str, str] = {}
 
     @classmethod
     def from_file(cls, path: str | Path, name: str | None = None, **constants: Any) -> Kernel:
@@ -125,8 +136,41 @@ class Kernel:
         new = object.__new__(Kernel)
         merged = dict(self.constants)
         merged.update(check_constants(constants))
-        new._init(self._template, self._name, merged)
+        new._init(self._template, self._name, merged, self.debug)
+        new.labels = dict(self.labels)
         new._check_portability()
+        return new
+
+    def relabel(self, **labels: str) -> Kernel:
+        """A kernel whose argument errors call parameters by the caller's names.
+
+        A library that wraps a kernel in its own function passes the names its users
+        know: ``blur = kernel.relabel(src="image", dst="out")`` makes an error read
+        ``argument 'image' (const T*) has dtype float64, ...`` rather than name the
+        kernel's parameter ``src`` and its position. Everything else is this kernel's
+        (source, constants, compiled variants are shared through the caches).
+
+        Raises
+        ------
+        KernelTypeError
+            A name that is not one of the kernel's parameters (the message lists them).
+        """
+        try:
+            names = [p.name for p in self.signature]
+        except KernelSyntaxError:
+            names = None  # needs constants first: checked when it launches
+        unknown = sorted(set(labels) - set(names)) if names is not None else []
+        if unknown:
+            raise KernelTypeError(
+                f"kernel {self.name!r} has no parameter {', '.join(map(repr, unknown))} to "
+                f"relabel; its parameters are {', '.join(names or ())}")
+        for key, value in labels.items():
+            if not isinstance(value, str) or not value:
+                raise KernelTypeError(
+                    f"relabel({key}=...) takes the caller's name for it, a non-empty str; "
+                    f"got {value!r}")
+        new = self.specialize()
+        new.labels.update(labels)
         return new
 
     def _check_portability(self) -> None:
@@ -247,14 +291,22 @@ class Kernel:
         """Pickle as source, name, file name and constants; rebuilt (interned) on arrival."""
         from ._recipes import intern_kernel, kernel_recipe, rebuild_kernel
 
+        if self.labels:  # the kernel without them, relabelled on arrival
+            base = self.specialize()
+            base.labels = {}
+            return _relabeled, (base, dict(self.labels))
+        if self.debug:  # not part of the recipe: rebuilt in debug mode, never interned
+            from .debug import rebuild_kernel as rebuild_debug
+
+            return rebuild_debug, kernel_recipe(self)
         intern_kernel(self)  # a round trip in this process gives this very object
         return rebuild_kernel, kernel_recipe(self)
 
     def __dask_tokenize__(self) -> str:
-        """Deterministic across processes; distinct per source, name and constants."""
+        """Deterministic across processes; distinct per source, name, constants and debug mode."""
         from ._recipes import kernel_token
 
-        return kernel_token(self)
+        return kernel_token(self) + ("-debug" if self.debug else "")
 
     # -- rendering ------------------------------------------------------------------
     def _bindings(self, kdef: KernelDef, given: dict[str, str]) -> dict[str, str]:
@@ -276,7 +328,7 @@ class Kernel:
         errors (a ``return`` before ``@synchronize``) are never skipped.
         """
         key = (target, tuple(sorted(bindings.items())), ndim, tuple(sorted(extra.items())),
-               unmasked)
+               unmasked, self.debug)
         hit = self._rendered.get(key)
         if hit is None:
             self._check_portability()
@@ -293,10 +345,10 @@ class Kernel:
             from .lower import lower_kernel
 
             lockstep = lockstep_for(target, kdef)
-            lowered = lower_kernel(kdef, module, ndim, lockstep=lockstep)
+            lowered = lower_kernel(kdef, module, ndim, lockstep=lockstep, debug=self.debug)
             if unmasked:
                 lowered = lower_kernel(replace(kdef, unsafe_indices=True), module, ndim,
-                                       lockstep=lockstep)
+                                       lockstep=lockstep, debug=self.debug)
             hit = render_lowered(lowered, module.helpers, target, full,
                                  self._template.filename, user_source=self._template.source,
                                  **extra)
@@ -312,13 +364,14 @@ class Kernel:
         backend that re-renders variants (``Backend.renders_variants``) passes
         ``disk=False``.
         """
-        key = ("launch", target, bindings, ndim, unmasked, disk)
+        key = ("launch", target, bindings, ndim, unmasked, disk, self.debug)
         hit = self._rendered.get(key)
         if hit is None:
             from . import cache
 
             hit = cache.rendered(
                 self.recipe, target, bindings, ndim, unmasked=unmasked, disk=disk,
+                debug=self.debug,
                 render=lambda: self.rendered(target, dict(bindings), ndim, unmasked=unmasked))
             self._rendered[key] = hit
         return hit
@@ -328,7 +381,7 @@ class Kernel:
         """The variant compiled by ``backend`` (its ``compile`` result), built once."""
         # The target is in the key: a backend subclass may render another dialect
         # on the same device (and so share cache_key) as its parent.
-        key = (backend.cache_key, backend.target, bindings, ndim, unmasked)
+        key = (backend.cache_key, backend.target, bindings, ndim, unmasked, self.debug)
         compiled = self._compiled.get(key)
         if compiled is None:
             rendered = self.variant(backend.target, bindings, ndim, unmasked=unmasked,
@@ -373,7 +426,35 @@ class Kernel:
         return self.rendered(target, names, ndim).source
 
     # -- launching ------------------------------------------------------------------
-    def __call__(self, *args: Any, ndrange: Any = None, workgroupsize: Any = None) -> Any:
+    @overload
+    def __call__(self, backend: Backend, workgroupsize: Any = None, ndrange: Any = None,
+                 /) -> Launcher: ...
+
+    @overload
+    def __call__(self, backend: Backend, /, *, workgroupsize: Any = None,
+                 ndrange: Any = None) -> Launcher: ...
+
+    @overload
+    def __call__(self, *args: Any, ndrange: Any = None,
+                 workgroupsize: Any = None) -> Launch: ...
+
+    def __call__(self, *args: Any, ndrange: Any = None,
+                 workgroupsize: Any = None) -> Launcher | Launch:
+        """Launch on the arrays' backend, or (given a backend) return a :class:`Launcher`.
+
+        ``kernel(*arrays_and_scalars, ndrange=..., workgroupsize=None)`` checks the
+        arguments and launches; it returns a :class:`~portakern.timing.Launch` handle.
+        ``kernel(backend, workgroupsize=None, ndrange=None)`` returns a launcher with
+        those sizes static (KernelAbstractions' form).
+        """
+        # Warm path first: arguments of the same types as before go to the same launcher
+        # when their types alone decided the backend (NumPy -> CPU), so a direct call
+        # costs one tuple and one dict lookup more than a launcher call (DESIGN §4). A
+        # backend as first argument never has its types remembered.
+        key = tuple(map(type, args))
+        launcher = self._by_types.get(key)
+        if launcher is not None and self._by_types_generation == resolve.generation:
+            return launcher(*args, ndrange=ndrange, workgroupsize=workgroupsize)
         if args and isinstance(args[0], Backend):
             if len(args) > 3:
                 raise KernelTypeError(
@@ -383,32 +464,56 @@ class Kernel:
             wg = args[1] if len(args) > 1 else workgroupsize
             nd = args[2] if len(args) > 2 else ndrange
             return Launcher(self, backend, wg, nd)
-        # Warm path: arguments of the same types as before go to the same launcher
-        # when their types alone decided the backend (NumPy -> CPU), so a direct call
-        # costs one tuple and one dict lookup more than a launcher call (DESIGN §4).
-        key = tuple(map(type, args))
-        launcher = self._by_types.get(key)
-        if launcher is None or self._by_types_generation != resolve.generation:
-            backend, by_type = resolve.resolve_args(self, args)
-            launcher = self._launchers.get(backend)
-            if launcher is None:
-                launcher = self._launchers[backend] = Launcher(self, backend)
-            if self._by_types_generation != resolve.generation or len(self._by_types) > 64:
-                self._by_types.clear()
-                self._by_types_generation = resolve.generation
-            if by_type:
-                self._by_types[key] = launcher
-        launcher(*args, ndrange=ndrange, workgroupsize=workgroupsize)
-        return None
+        # The types were not remembered, or a registration changed resolution.
+        backend, by_type = resolve.resolve_args(self, args)
+        launcher = self._launchers.get(backend)
+        if launcher is None:
+            launcher = self._launchers[backend] = Launcher(self, backend)
+        if self._by_types_generation != resolve.generation or len(self._by_types) > 64:
+            self._by_types.clear()
+            self._by_types_generation = resolve.generation
+        if by_type:
+            self._by_types[key] = launcher
+        return launcher(*args, ndrange=ndrange, workgroupsize=workgroupsize)
 
 
-def kernel(source: str, name: str | None = None, **constants: Any) -> Kernel:
-    """Create a :class:`Kernel` from source text (see :class:`Kernel`)."""
-    return Kernel(source, name, **constants)
+class KernelFactory:
+    """``pk.kernel``: make a :class:`Kernel` from source text, a file or a package resource.
+
+    ``pk.kernel(source, name=None, **constants)``, ``pk.kernel.from_file(path, ...)`` and
+    ``pk.kernel.from_resource(package, resource, ...)``. An object rather than a function
+    with attributes, so type checkers see all three.
+    """
+
+    def __call__(self, source: str, name: str | None = None, **constants: Any) -> Kernel:
+        """Create a :class:`Kernel` from source text (see :class:`Kernel`)."""
+        return Kernel(source, name, **constants)
+
+    def from_file(self, path: str | Path, name: str | None = None,
+                  **constants: Any) -> Kernel:
+        """Load a kernel from a ``.pk`` file (:meth:`Kernel.from_file`)."""
+        return Kernel.from_file(path, name, **constants)
+
+    def from_resource(self, package: str | ModuleType, resource: str,
+                      name: str | None = None, **constants: Any) -> Kernel:
+        """Load a kernel file shipped inside a package (:meth:`Kernel.from_resource`)."""
+        return Kernel.from_resource(package, resource, name, **constants)
+
+    def __repr__(self) -> str:
+        return "portakern.kernel"
+
+    def __reduce__(self) -> str:
+        return "kernel"  # the module's one instance
 
 
-kernel.from_file = Kernel.from_file  # type: ignore[attr-defined]
-kernel.from_resource = Kernel.from_resource  # type: ignore[attr-defined]
+kernel = KernelFactory()
+"""Make a :class:`Kernel`: ``pk.kernel(source, name=None, **constants)``, or
+``pk.kernel.from_file(path, ...)`` / ``pk.kernel.from_resource(package, resource, ...)``."""
+
+
+def _relabeled(kernel: Kernel, labels: dict[str, str]) -> Kernel:
+    """Unpickle a relabelled kernel (:meth:`Kernel.relabel`)."""
+    return kernel.relabel(**labels)
 
 
 def _signature_text(kdef: KernelDef) -> str:

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from .arguments import check_args, recall, remember
+from . import bounds, timing
+from .arguments import check_args, prepare, recall, remember
 from .backends.base import Backend
 from .errors import (
     CompilationError,
@@ -24,7 +25,8 @@ from .errors import (
     NDRangeError,
     user_stacklevel,
 )
-from .language import KernelDef
+from .language import KernelDef, declared_workgroup
+from .timing import Launch
 
 if TYPE_CHECKING:
     from .kernels import Kernel
@@ -105,9 +107,17 @@ class Launcher:
         self.static_workgroupsize = workgroupsize
         self.plans: dict[tuple, tuple | None] = {}
         self._memo: tuple | None = None
+        #: (kdef, its bounds fact, memo, ndrange) last checked (:func:`bounds.checked`).
+        self._bounds: tuple = (None, frozenset(), None, None)
         # The backend that runs this kernel for ``backend``: itself, or the one its
         # ``executor(kernel)`` picks (CPU(): the native path or PoCL), on first launch.
         self.runner: Backend | None = None
+        #: What an untimed launch returns (:meth:`_handle`).
+        self._done: Launch | None = None
+        #: (memo, plan, run, ndrange, workgroupsize, tried): the backend's prepared launch
+        #: (:func:`~portakern.arguments.prepare`) of the arrays ``memo`` remembers, with
+        #: that plan; ``run`` is None until the second launch of the two in a row.
+        self._prepared: tuple | None = None
         if workgroupsize is not None:
             ndim = len(self.static_ndrange) if self.static_ndrange is not None else None
             if ndim is not None:
@@ -135,6 +145,14 @@ class Launcher:
             if self.static_ndrange is None:
                 return normalize_ndrange(None)
             return self.static_ndrange
+        if type(ndrange) is tuple and len(ndrange) <= 3:
+            # What launches pass (y.shape): already normal, as normalize_ndrange sees it.
+            for n in ndrange:
+                if type(n) is not int or n < 0:
+                    break
+            else:
+                if self.static_ndrange is None or ndrange == self.static_ndrange:
+                    return ndrange
         nd = normalize_ndrange(ndrange)
         if self.static_ndrange is not None and nd != self.static_ndrange:
             raise NDRangeError(
@@ -156,20 +174,37 @@ class Launcher:
         self.runner = runner
         return runner
 
-    def __call__(self, *args: Any, ndrange: Any = None, workgroupsize: Any = None) -> None:
+    def __call__(self, *args: Any, ndrange: Any = None, workgroupsize: Any = None) -> Launch:
+        """Check the arguments and launch; return the launch's handle (:class:`Launch`)."""
         nd = self._ndrange(ndrange)
         backend = self.runner or self._route()
         kdef = self.kernel.parsed(backend.target)[1]
         memo = self._memo
-        hit = recall(memo, args, backend) if memo is not None else None
+        debug = self.kernel.debug  # the record needs each array's shape: checked in full
+        hit = recall(memo, args, backend) if memo is not None and not debug else None
         if hit is None:
             infos: dict = {}
             launch_args, bindings = check_args(kdef, args, backend, self.kernel.constants,
-                                                infos)
+                                                infos, self.kernel.labels)
             self._memo = remember(kdef, args, launch_args, bindings, self.kernel.constants,
                                    infos)
         else:
             launch_args, bindings = hit
+        seen = self._bounds  # an ndrange that provably overruns an array is refused
+        if seen[0] is not kdef or seen[1] and (hit is None or seen[2] is not memo
+                                               or seen[3] != nd):
+            self._bounds = bounds.checked(self.kernel.parsed(backend.target), seen, args, nd,
+                                          None if hit is None else memo)
+        # The arrays, ndrange and workgroup size of the last launches (a recalled memo):
+        # the backend's prepared launch, which took the arrays' pointers once (DESIGN
+        # section 4: a warm CPU() launch under 3 us). The plan is the one they gave.
+        prepared = self._prepared
+        if hit is not None and prepared is not None and prepared[0] is memo \
+                and prepared[2] is not None and prepared[3] == nd \
+                and prepared[4] is workgroupsize and not timing.active:
+            launch_args.extend(prepared[1].sizes)
+            prepared[2](launch_args)
+            return self._done or self._handle()
         # What follows the argument checks depends only on the bindings, the ndrange
         # and the workgroup size, so it is worked out once per combination: a warm
         # launch costs a dict lookup here (DESIGN section 4: overhead <= 1.3x PyOpenCL).
@@ -189,16 +224,41 @@ class Launcher:
                 if backend is self.backend:
                     raise
                 self._fall_back(backend, exc, args, ndrange, workgroupsize)
-                return
+                return self._done or self._handle()
             if wg_key is not _UNCACHED:
                 if len(self.plans) >= _MAX_PLANS:
                     self.plans.clear()  # a launcher fed ever new sizes stays small
                 self.plans[plan_key] = plan
         if plan is None:
-            return  # an empty ndrange: everything checked, nothing to run
+            return self._done or self._handle()  # an empty ndrange: nothing to run
         compiled, global_size, local_size, sizes = plan
+        if debug:
+            from .debug import launch_checked
+
+            launch_checked(backend, self.kernel, kdef, compiled, launch_args, infos, plan)
+            return self._done or self._handle()
         launch_args.extend(sizes)
+        if timing.active:  # a pk.timed() block is open (in some thread)
+            handle = timing.launch_timed(backend, self.backend, self.kernel.name, compiled,
+                                         launch_args, global_size, local_size)
+            if handle is not None:
+                return handle
         backend.launch(compiled, launch_args, global_size, local_size)
+        if hit is not None and wg_key is not _UNCACHED:
+            # Prepared on the second launch in a row of the same arrays and plan (a
+            # launcher alternating between two never pays for preparing).
+            if prepared is not None and prepared[0] is memo and prepared[1] is plan:
+                if prepared[2] is None and not prepared[5]:
+                    self._prepared = (memo, plan, prepare(backend, memo, plan, launch_args),
+                                      nd, workgroupsize, True)
+            else:
+                self._prepared = (memo, plan, None, nd, workgroupsize, False)
+        return self._done or self._handle()
+
+    def _handle(self) -> Launch:
+        """The handle untimed launches return: one per launcher, made on first use."""
+        self._done = Launch(self.kernel.name, self.backend)
+        return self._done
 
     def _fall_back(self, runner: Backend, exc: CompilationError, args: tuple, ndrange: Any,
                    workgroupsize: Any) -> None:
@@ -253,7 +313,7 @@ class Launcher:
             compiled = self._compile(backend, bindings, ndim, ndim > 0 and math.prod(nd) > 0)
         elif not exact_ok:
             compiled = self._compile(backend, bindings, ndim, False)
-        wg = self._workgroup(workgroupsize, ndim)
+        wg = _with_declared(kdef, ndim, self._workgroup(workgroupsize, ndim))
         if clips:
             wg = wg or backend.default_workgroupsize(nd, compiled)
         elif exact_ok:
@@ -285,6 +345,23 @@ class Launcher:
 _UNCACHED = object()
 _MAX_PLANS = 256
 _INDEX_MAX = 2**63 - 1
+
+
+def _with_declared(kdef: KernelDef, ndim: int, wg: tuple[int, ...] | None,
+                   ) -> tuple[int, ...] | None:
+    """The launch's workgroup size given the kernel's ``@kernel(workgroupsize=...)``.
+
+    A declared size is the default; a launch asking for another is an NDRangeError.
+    """
+    declared = declared_workgroup(kdef, ndim)
+    if declared is None:
+        return wg
+    if wg is not None and wg != declared:
+        raise NDRangeError(
+            f"workgroupsize={wg} conflicts with workgroupsize={declared}, which kernel "
+            f"{kdef.name!r} declares (@kernel(workgroupsize=...) on line {kdef.line}); "
+            f"launch without workgroupsize= or with {declared}")
+    return declared
 
 
 def _covers(nd: tuple[int, ...], wg: tuple[int, ...]) -> bool:

@@ -20,16 +20,22 @@ import re
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jinja2
-import jinja2.sandbox
 import numpy as np
 
 from .errors import KernelSyntaxError, KernelTypeError
 from .language import SourceMap, Token
-from .lower import Call, Gen, LoweredKernel, lower_helpers, needs_lockstep
 from .types import KNOWN_TYPES, as_type_name
+
+if TYPE_CHECKING:
+    import jinja2
+
+    from .lower import Call, LoweredKernel
+
+# Jinja and the lowering are imported when something is rendered, not with portakern
+# (DESIGN section 4: `import portakern` within 20 ms of `import numpy`): a source with
+# no Jinja syntax is its own rendering, and a launch from the disk cache renders nothing.
 
 __all__ = ["KernelTemplate", "RenderedKernel", "render_lowered", "check_constants",
            "template_dirs", "add_template_dir", "target_environment"]
@@ -37,6 +43,7 @@ __all__ = ["KernelTemplate", "RenderedKernel", "render_lowered", "check_constant
 _MARK_RE = re.compile("\x02L(\\d+)\x03")
 _TAG_OPEN_RE = re.compile(r"\{\{|\{%|\{#")
 _IDENT_RE = re.compile(r"[A-Za-z_]\w*")
+_NEWLINE_RE = re.compile(r"\r\n|\r")  # Jinja's newline_re, less "\n" itself
 _COMMENT_RE = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
 
 
@@ -75,6 +82,8 @@ def target_environment() -> jinja2.Environment:
     """The Jinja environment of the dialect templates (built once)."""
     global _ENV
     if _ENV is None:
+        import jinja2
+
         _ENV = jinja2.Environment(
             loader=jinja2.FileSystemLoader([str(d) for d in template_dirs()]),
             undefined=jinja2.StrictUndefined,
@@ -94,6 +103,7 @@ def lockstep_for(target: str, kernel: Any) -> bool:
     (:attr:`portakern.targets.TargetInfo.lockstep`): barriers become the ends of
     work-item loops.
     """
+    from .lower import needs_lockstep
     from .targets import target_info
 
     return target_info(target).lockstep and needs_lockstep(kernel)
@@ -115,12 +125,31 @@ def _finalize(value: object) -> object:
 # The dialect templates in templates/ (and a plugin's, from add_template_dir) are
 # code of portakern or of an installed package, trusted like its Python modules,
 # and keep the plain environment.
-_USER_ENV = jinja2.sandbox.SandboxedEnvironment(
-    undefined=jinja2.StrictUndefined,
-    keep_trailing_newline=True,
-    autoescape=False,
-    finalize=_finalize,
-)
+_USER_ENV: list[Any] = []
+
+
+def _user_environment() -> Any:
+    """The sandboxed environment of user templates (built on first use)."""
+    if not _USER_ENV:
+        import jinja2.sandbox
+
+        _USER_ENV.append(jinja2.sandbox.SandboxedEnvironment(
+            undefined=jinja2.StrictUndefined,
+            keep_trailing_newline=True,
+            autoescape=False,
+            finalize=_finalize,
+        ))
+    return _USER_ENV[0]
+
+
+def _is_plain(source: str) -> bool:
+    """True when ``source`` holds no Jinja syntax: rendering it changes nothing.
+
+    Jinja's default delimiters all start with ``{`` followed by ``{``, ``%`` or
+    ``#`` (no line statements are configured); such a source renders to itself,
+    with its line ends normalised to LF as Jinja does.
+    """
+    return _TAG_OPEN_RE.search(source) is None
 
 
 #: The range an integer constant may have: int64 or uint64 (C has no wider literal).
@@ -243,8 +272,14 @@ class KernelTemplate:
         self.filename = filename
         self._lines = source.split("\n")
         _check_encodable(source, filename, self._lines)
+        #: The compiled template, or None for a source with no Jinja syntax.
+        self._template = None
+        if _is_plain(source):
+            return
+        import jinja2
+
         try:
-            self._template = _USER_ENV.from_string(_add_markers(source))
+            self._template = _user_environment().from_string(_add_markers(source))
         except jinja2.TemplateSyntaxError as exc:
             lineno = exc.lineno or 1
             raise KernelSyntaxError(f"template error: {exc.message}", filename, lineno, 1,
@@ -260,6 +295,11 @@ class KernelTemplate:
 
     def render(self, target: str, constants: dict[str, object]) -> SourceMap:
         """Render for a target; return the text and its map back to user lines."""
+        if self._template is None:
+            clean, line_of = _strip_markers(_NEWLINE_RE.sub("\n", _add_markers(self.source)))
+            return SourceMap(self.filename, clean, line_of)
+        import jinja2.sandbox
+
         try:
             text = self._template.render(target=target, **constants)
         except jinja2.sandbox.SecurityError as exc:
@@ -392,6 +432,8 @@ class _Emitter:
         self.line_directives = line_directives
 
     def emit(self, parts: list) -> str:
+        from .lower import Call, Gen
+
         out: list[str] = []
         cur: int | None = None  # the line the compiler believes the current line is
         bol = True
@@ -444,6 +486,10 @@ def render_lowered(lowered: LoweredKernel, module_helpers: object, target: str,
     ``template`` names the module template, ``<target>/module.j2`` by default; each
     of its ``{% block %}``s also comes back alone in :attr:`RenderedKernel.sections`.
     """
+    import jinja2
+
+    from .lower import lower_helpers
+
     env = target_environment()
     try:
         macros = env.get_template(f"{target}/macros.j2").module
@@ -461,7 +507,7 @@ def render_lowered(lowered: LoweredKernel, module_helpers: object, target: str,
         # The generated signature (and local memory) belong to the user's @kernel line,
         # not to the last helper line: a compiler error there must not blame a helper.
         helpers += f"\n#line {lowered.line} {emitter.quoted}"
-    body = emitter.emit(lowered.body)
+    body = emitter.emit(lowered.rendered_body)
     localmem = "\n".join(
         (f"#line {decl[0].line} {emitter.quoted}\n" if getattr(decl[0], "line", 0) else "")
         + emitter.emit(decl) for decl in lowered.localmem if decl)

@@ -601,3 +601,79 @@ def test_atomics_on_local_memory_in_barrier_kernels(op):
                 want += acc
         np.testing.assert_array_equal(out, np.array(want, dt), err_msg=f"{op} {t}")
         np.testing.assert_array_equal(olds, np.array(want_olds, dt), err_msg=f"{op} {t}")
+
+
+# -- the warm launch path (DESIGN section 4: under 3 us) ---------------------------------------
+
+def test_warm_launches_use_the_prepared_launch_and_stay_correct():
+    """Two launches in a row of the same arrays prepare the third; any change is seen."""
+    k = pk.kernel(unique_saxpy())
+    launch = k(pk.CPU())
+    x = np.arange(100, dtype=np.float32)
+    y = np.zeros(100, np.float32)
+    for _ in range(3):
+        launch(y, x, np.float32(1), ndrange=y.shape)
+    assert launch._prepared is not None and launch._prepared[2] is not None
+    np.testing.assert_array_equal(y, 3 * x)
+    launch(y, x, np.float32(2), ndrange=y.shape)  # another scalar: the full native launch
+    launch(y, x, 2.0, ndrange=(100,))  # a Python float, converted
+    np.testing.assert_array_equal(y, 7 * x)
+    launch(y, x, np.float32(1), ndrange=(50,))  # another ndrange: another plan
+    np.testing.assert_array_equal(y[:50], 8 * x[:50])
+    np.testing.assert_array_equal(y[50:], 7 * x[50:])
+    y2 = np.zeros(100, np.float32)  # other arrays: checked and pointed at anew
+    launch(y2, x, np.float32(1), ndrange=y.shape)
+    launch(y2, x, np.float32(1), ndrange=y.shape)
+    launch(y2, x, np.float32(1), ndrange=y.shape)
+    np.testing.assert_array_equal(y2, 3 * x)
+    np.testing.assert_array_equal(y[:50], 8 * x[:50])
+    y2.shape = (10, 10)  # the same object, another shape: checked again
+    launch(y2, x, np.float32(1), ndrange=(100,))
+    np.testing.assert_array_equal(y2.reshape(-1), 4 * x)
+    y2.flags.writeable = False
+    with pytest.raises(pk.KernelArgumentError, match="read-only"):
+        launch(y2, x, np.float32(1), ndrange=(100,))
+
+
+def test_a_changed_scalar_updates_the_argument_block():
+    """The block of the last launch is copied, not written, when one argument changes."""
+    k = pk.kernel(unique_saxpy())
+    launch = k(pk.CPU())
+    x = np.ones(8, np.float32)
+    y = np.zeros(8, np.float32)
+    launch(y, x, np.float32(1), ndrange=8)
+    compiled = next(iter(launch.plans.values())).compiled
+    first = compiled.last
+    launch(y, x, np.float32(-0.0), ndrange=8)  # == 0.0, but other bytes: a new block
+    assert compiled.last is not first
+    assert first[2][2][()] == 1  # the old block is untouched (another thread may use it)
+    np.testing.assert_array_equal(y, np.ones(8, np.float32))
+    launch(y, x, np.float32(-0.0), ndrange=8)
+    np.testing.assert_array_equal(y, np.ones(8, np.float32))
+
+
+def test_threads_launching_one_kernel_on_their_own_arrays():
+    """Warm launches from several threads at once each use their own arguments."""
+    import threading
+
+    k = pk.kernel(unique_saxpy())
+    launch = k(pk.CPU())
+    x = np.arange(1000, dtype=np.float32)
+    outs = [np.zeros(1000, np.float32) for _ in range(4)]
+    errors: list[BaseException] = []
+
+    def work(y: np.ndarray, a: float) -> None:
+        try:
+            for _ in range(200):
+                launch(y, x, np.float32(a), ndrange=y.shape)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(y, i + 1)) for i, y in enumerate(outs)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for i, y in enumerate(outs):
+        np.testing.assert_array_equal(y, 200 * (i + 1) * x)

@@ -28,7 +28,8 @@ may
     :attr:`~Backend.templates`, :attr:`~Backend.preferred_group_size`,
     :attr:`~Backend.synchronous`, :attr:`~Backend.unmask_exact`,
     :attr:`~Backend.clips_ndrange`, :attr:`~Backend.renders_variants`,
-    :meth:`~Backend.pickle_recipe`.
+    :meth:`~Backend.pickle_recipe`, :meth:`~Backend.timed_launch`,
+    :meth:`~Backend.prepare_launch`.
 
 An intermediate base class that is not meant to be used on its own opts out of
 the check with ``class MyBase(Backend, abstract=True)``.
@@ -37,14 +38,14 @@ the check with ``class MyBase(Backend, abstract=True)``.
 from __future__ import annotations
 
 import math
-import threading
-from dataclasses import dataclass
+import time
 from os import PathLike
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
 from ..errors import BackendUnavailableError
+from ..subprocesses import fork_safe_lock
 
 __all__ = ["Backend", "ArrayInfo", "Availability", "MUST", "SHOULD", "MAY", "FEATURES",
            "cpu_groups", "default_instance", "exact_groups", "pow2_groups"]
@@ -58,13 +59,13 @@ SHOULD = ("zeros", "max_workgroup_size", "max_workitem_sizes", "supports", "cach
 #: Members a backend may override.
 MAY = ("for_array", "executor", "describe", "default_workgroupsize", "templates",
        "preferred_group_size", "synchronous", "unmask_exact", "clips_ndrange",
-       "renders_variants", "pickle_recipe")
+       "renders_variants", "pickle_recipe", "timed_launch", "prepare_launch")
 #: Feature names :meth:`Backend.supports` is asked about.
 FEATURES = ("float64", "float16", "int64_atomics")
 
 _INSTANCES: dict[type, Backend] = {}
 _AVAILABLE: set[type] = set()
-_LOCK = threading.Lock()
+_LOCK = fork_safe_lock()
 
 
 def forget_availability(cls: type) -> None:
@@ -108,9 +109,11 @@ class Availability(NamedTuple):
         return self.ok
 
 
-@dataclass(frozen=True)
-class ArrayInfo:
+class ArrayInfo(NamedTuple):
     """What the launcher needs to know about one array argument.
+
+    An immutable record (a named tuple: a launch makes one per array argument, and
+    a frozen dataclass cost ~1 us each, a tenth of a warm OpenCL launch's overhead).
 
     Attributes
     ----------
@@ -313,6 +316,40 @@ class Backend:
         cannot run on to another backend.
         """
         return default_instance(cls)
+
+    def timed_launch(self, compiled: Any, args: list, global_size: tuple[int, ...],
+                     local_size: tuple[int, ...]) -> Any:
+        """**May.** Launch as :meth:`launch` does, and measure the kernel's time.
+
+        Called instead of :meth:`launch` inside ``pk.timed()`` (never on the
+        untimed path, so it may cost more). Return the kernel's elapsed seconds,
+        or a callable that waits for the launch and returns them (an asynchronous
+        device: an event pair or a profiling event), or None when this backend
+        cannot measure. The default times the call on a :attr:`synchronous`
+        backend (the launch has finished when it returns) and returns None on
+        others; a backend with device-side timers should override it.
+        """
+        if not self.synchronous:
+            self.launch(compiled, args, global_size, local_size)
+            return None
+        start = time.perf_counter()
+        self.launch(compiled, args, global_size, local_size)
+        return time.perf_counter() - start
+
+    def prepare_launch(self, compiled: Any, args: list, global_size: tuple[int, ...],
+                       local_size: tuple[int, ...]) -> Any:
+        """**May.** A function ``run(args)`` that launches as :meth:`launch` would, cheaper.
+
+        A launcher calls it once after a launch, and then calls ``run`` instead of
+        :meth:`launch` for a later launch of the same ``compiled`` and sizes whose
+        arrays it has checked to be the very arrays of ``args`` (the same objects,
+        alive, with the same dtype, shape and flags); scalars and the ndrange
+        arguments may be other objects, and ``run`` must launch with them. So
+        everything ``run`` derives from the arrays (pointers, buffers) can be worked
+        out here, once. It must hold no reference that keeps an array alive. The
+        default, None, means every launch goes through :meth:`launch`.
+        """
+        return None
 
     def executor(self, kernel: Any) -> Backend:
         """**May.** The backend that compiles and launches ``kernel`` for this one.

@@ -23,7 +23,6 @@ import math
 import operator
 import os
 import sys
-import threading
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -37,6 +36,7 @@ from ..errors import (
     LaunchError,
     NDRangeError,
 )
+from ..subprocesses import fork_safe_lock
 from .base import ArrayInfo, Availability, Backend
 
 __all__ = ["CUDA", "INSTALL_HINT", "launch_config", "nvrtc_options", "cuda_array_info",
@@ -55,7 +55,8 @@ DEFAULT_MAX_GRID = (2**31 - 1, 65535, 65535)
 CUDA_MAX_BLOCK = (1024, 1024, 64)
 
 _DLPACK_CUDA = (2, 13)  # kDLCUDA, kDLCUDAManaged
-_LOCK = threading.RLock()  # re-entered: for_array builds a CUDA, which registers its state
+# Re-entered: for_array builds a CUDA, which registers its state.
+_LOCK = fork_safe_lock(reentrant=True)
 _AVAILABILITY: list[Availability] = []  # computed once per process
 
 
@@ -139,7 +140,9 @@ def nvrtc_options(source: str, include_dirs: tuple[str, ...] | None = None) -> t
     """The NVRTC options for compiling ``source`` on a device.
 
     NVRTC has no default include path, so a source that includes
-    ``cuda_fp16.h`` (every ``half`` kernel) gets the directory holding it.
+    ``cuda_fp16.h`` (every ``half`` kernel) gets the directory holding it. A
+    ``@kernel(contract=false)`` source (it defines ``PK_FP_CONTRACT_OFF``) gets
+    ``--fmad=false``: CUDA has no pragma to stop FMA contraction.
 
     Raises
     ------
@@ -147,12 +150,18 @@ def nvrtc_options(source: str, include_dirs: tuple[str, ...] | None = None) -> t
         The source needs ``cuda_fp16.h`` and no CUDA headers are found; the
         message says what to install.
     """
+    base = BASE_OPTIONS + contract_options(source)
     if "cuda_fp16.h" not in source:
-        return BASE_OPTIONS
+        return base
     dirs = _fp16_include_dirs() if include_dirs is None else include_dirs
     if not dirs:
         raise CompilationError(_NO_FP16_HEADER, source=source, target="cuda")
-    return BASE_OPTIONS + tuple(f"-I{d}" for d in dirs)
+    return base + tuple(f"-I{d}" for d in dirs)
+
+
+def contract_options(source: str) -> tuple[str, ...]:
+    """``("--fmad=false",)`` for a ``@kernel(contract=false)`` rendering, else ``()``."""
+    return ("--fmad=false",) if "#define PK_FP_CONTRACT_OFF" in source else ()
 
 
 def _fp16_include_dirs() -> tuple[str, ...]:
@@ -357,7 +366,7 @@ class _DeviceState:
         # Per device, not per object: equal CUDA objects wait for each other's launches.
         #: stream pointer -> (stream, kernel name, grid, block) of its last launch
         self.pending: dict[int, tuple[Any, str, tuple, tuple]] = {}
-        self.lock = threading.Lock()
+        self.lock = fork_safe_lock()
 
 
 _STATES: dict[int, _DeviceState] = {}
@@ -534,7 +543,8 @@ class CUDA(Backend):
         try:
             # compile_cuda_ptx adds the CUDA include directory it finds itself.
             return compile_cuda_ptx(rendered.source, arch=arch, name=f"{rendered.name}.cu",
-                                    options=BASE_OPTIONS, sources=_user_sources(rendered))
+                                    options=BASE_OPTIONS + contract_options(rendered.source),
+                                    sources=_user_sources(rendered))
         except CompilationError as exc:
             if "cuda_fp16.h" in rendered.source and "cuda_fp16.h" in str(exc):
                 raise CompilationError(_NO_FP16_HEADER, log=exc.log, source=rendered.source,
@@ -545,6 +555,26 @@ class CUDA(Backend):
                local_size: tuple[int, ...]) -> None:
         grid, block = launch_config(global_size, local_size, self.max_grid_sizes())
         self._enqueue(compiled, grid, block, args)
+
+    def timed_launch(self, compiled: Any, args: list, global_size: tuple[int, ...],
+                     local_size: tuple[int, ...]) -> Any:
+        """CUDA events recorded on the launch's stream around the kernel."""
+        cp = _cupy()
+        timer = getattr(cp.cuda, "get_elapsed_time", None)
+        if timer is None:  # a CuPy stand-in without timers
+            self.launch(compiled, args, global_size, local_size)
+            return None
+        with cp.cuda.Device(self.device):
+            start, end = cp.cuda.Event(), cp.cuda.Event()
+            start.record()
+            self.launch(compiled, args, global_size, local_size)
+            end.record()
+
+        def elapsed() -> float:
+            end.synchronize()
+            return float(timer(start, end)) * 1e-3  # milliseconds
+
+        return elapsed
 
     def _enqueue(self, compiled: Any, grid: tuple, block: tuple, args: list) -> None:
         cp = _cupy()

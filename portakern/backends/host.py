@@ -29,21 +29,26 @@ class NumPyArrays:
     """The array half of the Backend contract, for C-contiguous NumPy arrays in place."""
 
     def array_info(self, array: Any) -> ArrayInfo | None:
+        """Dtype, shape and layout of a NumPy array (None for anything else)."""
         if type(array) is not np.ndarray and not isinstance(array, np.ndarray):
             return None  # subclasses (np.memmap) pass
         flags = array.flags
         return ArrayInfo(array.dtype, array.shape, flags.c_contiguous, flags.writeable, array)
 
     def allocate(self, shape: Any, dtype: Any) -> np.ndarray:
+        """An uninitialised C-contiguous NumPy array."""
         return np.empty(shape, dtype)
 
     def zeros(self, shape: Any, dtype: Any) -> np.ndarray:
+        """A zero-filled C-contiguous NumPy array."""
         return np.zeros(shape, dtype)
 
     def to_device(self, array: np.ndarray) -> np.ndarray:
+        """A C-contiguous copy of ``array`` (host memory is this backend's memory)."""
         return np.array(array, order="C", copy=True)
 
     def to_host(self, array: np.ndarray) -> np.ndarray:
+        """A copy of ``array`` as a NumPy array."""
         return np.array(array, copy=True)
 
 

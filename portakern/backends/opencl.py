@@ -13,20 +13,20 @@ import ctypes
 import os
 import platform
 import sys
-import threading
 import weakref
 from typing import Any, ClassVar
 
 import numpy as np
 
 from ..errors import BackendUnavailableError, LaunchError
+from ..subprocesses import fork_safe_lock
 from .base import ArrayInfo, Availability, Backend, cpu_groups
 from .host import NumPyArrays, arg_key, keys_match
 
 __all__ = ["OpenCL", "CPU", "cpu_install_hint"]
 
-_LOCK = threading.Lock()
-_START_LOCK = threading.Lock()
+_LOCK = fork_safe_lock()
+_START_LOCK = fork_safe_lock()
 # queue pointer -> OpenCL backend (see OpenCL.for_array). Weak: a backend nobody uses
 # any more lets its queue and context go.
 _BY_QUEUE: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
@@ -66,7 +66,7 @@ class _Compiled:
         self.source = source
         # One cl.Kernel holds one set of arguments: setting them and enqueueing
         # must not interleave with another thread's launch of the same kernel.
-        self.lock = threading.Lock()
+        self.lock = fork_safe_lock()
         # CPU(): what the arguments were last set to (see CPU.launch).
         self.last: tuple | None = None
         self.name = kernel.function_name
@@ -185,7 +185,7 @@ class OpenCL(Backend):
         """One backend per queue: arrays on one queue compare equal and share programs."""
         queue = array.queue
         backend = _BY_QUEUE.get(queue.int_ptr)
-        if backend is None or backend.queue != queue:
+        if backend is None or backend.queue is not queue and backend.queue != queue:
             backend = _BY_QUEUE[queue.int_ptr] = cls(queue)
         return backend
 
@@ -201,10 +201,16 @@ class OpenCL(Backend):
             f"pk.get_backend(array) pick it from the arrays there")
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other.queue == self.queue  # type: ignore[attr-defined]
+        # (Identity first: a direct launch compares its arrays' backends on every call.)
+        return other is self or (type(other) is type(self)
+                                 and other.queue == self.queue)  # type: ignore[attr-defined]
 
     def __hash__(self) -> int:
-        return hash((type(self), self.queue.int_ptr))
+        # Worked out once: a direct launch looks its launcher up by backend on every call.
+        known = self.__dict__.get("_hash")
+        if known is None:
+            known = self.__dict__["_hash"] = hash((type(self), self.queue.int_ptr))
+        return known
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(device={self.device.name.strip()!r})"
@@ -258,7 +264,8 @@ class OpenCL(Backend):
                           self.preferred_group_size)
 
     def launch(self, compiled: Any, args: list, global_size: tuple[int, ...],
-               local_size: tuple[int, ...]) -> None:
+               local_size: tuple[int, ...]) -> Any:
+        """Enqueue on the queue; returns the launch's ``pyopencl.Event``."""
         cl = sys.modules["pyopencl"]
         kernel = compiled.kernel
         if _FORKED and "pocl" in self.device.platform.name.lower():
@@ -274,6 +281,22 @@ class OpenCL(Backend):
             raise LaunchError(
                 f"OpenCL launch of {kernel.function_name!r} failed (global {global_size}, "
                 f"local {local_size}): {exc}") from exc
+        return event
+
+    def timed_launch(self, compiled: Any, args: list, global_size: tuple[int, ...],
+                     local_size: tuple[int, ...]) -> Any:
+        """The event's profiling times, if the queue was made with profiling enabled."""
+        cl = sys.modules["pyopencl"]
+        if self.synchronous or not (self.queue.properties
+                                    & cl.command_queue_properties.PROFILING_ENABLE):
+            return super().timed_launch(compiled, args, global_size, local_size)
+        event = self.launch(compiled, args, global_size, local_size)
+
+        def elapsed() -> float:
+            event.wait()
+            return float(event.profile.end - event.profile.start) * 1e-9
+
+        return elapsed
 
     # -- arrays -------------------------------------------------------------------
     def array_info(self, array: Any) -> ArrayInfo | None:
@@ -455,6 +478,16 @@ class CPU(NumPyArrays, OpenCL):
             return Availability(False, f"no OpenCL platform ({exc}); {cpu_install_hint()}")
         return Availability(True)
 
+    def synchronize(self) -> None:
+        """Nothing to wait for: every ``CPU()`` launch has finished when it returns.
+
+        The OpenCL queue is finished only if PoCL was started, so a native-path
+        program never starts PoCL (nor imports PyOpenCL) to synchronize.
+        """
+        state = CPU._shared.get("state")
+        if state is not None:
+            state["queue"].finish()
+
     def __eq__(self, other: object) -> bool:
         return type(other) is CPU
 
@@ -549,22 +582,14 @@ _FORKED: list[str] = []
 
 
 def _after_fork_in_child() -> None:
-    """A forked child: fresh locks, and no PoCL.
+    """A forked child: no PoCL (the locks are unlocked by ``fork_safe_lock``'s handler).
 
-    A lock that another thread of the parent held at the fork (first-use setup, a
-    launch) would never be released in the child: each is replaced. PoCL's worker
-    threads do not survive a fork (the child's first launch would wait forever in
-    ``clWaitForEvents``), and PoCL cannot be restarted in the same process: once the
+    PoCL's worker threads do not survive a fork (the child's first launch would wait
+    forever in ``clWaitForEvents``), and PoCL cannot be restarted in the same process: once the
     parent has loaded PyOpenCL, the child's ``CPU()`` runs what the native path runs
     and refuses the rest with a clear error (use the ``forkserver`` or ``spawn``
     start method of ``multiprocessing`` for PoCL in children).
     """
-    global _LOCK, _START_LOCK
-    _LOCK = threading.Lock()
-    _START_LOCK = threading.Lock()
-    from . import base
-
-    base._LOCK = threading.Lock()
     if "pyopencl" in sys.modules and not _FORKED:
         _FORKED.append(
             "the OpenCL (PoCL) path cannot run in a process forked from one that had "

@@ -32,12 +32,14 @@ import ctypes
 import itertools
 import sys
 import threading
+import time
 import types
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
+from ..subprocesses import fork_safe_lock
 from .build import INCLUDE, BuildError, Unit, build, compiler_for
 
 __version__ = "13.6.0+portakern.standin"
@@ -83,7 +85,7 @@ class CompileException(Exception):
 # -- devices and streams --------------------------------------------------------------------------
 _local = threading.local()
 _ALLOCATIONS: dict[int, tuple[int, int]] = {}  # id(buffer) -> (start, end)
-_ALLOC_LOCK = threading.Lock()
+_ALLOC_LOCK = fork_safe_lock()
 
 
 def _current() -> int:
@@ -171,12 +173,19 @@ class Event:
     def __init__(self, block: bool = False, disable_timing: bool = False,
                  interprocess: bool = False) -> None:
         self.done = True
+        self.time = time.perf_counter()
 
     def record(self, stream: Stream | None = None) -> None:
         self.done = True
+        self.time = time.perf_counter()  # launches finish before they return
 
     def synchronize(self) -> None:
         """Complete already."""
+
+
+def get_elapsed_time(start: Event, end: Event) -> float:
+    """Milliseconds between two recorded events (CuPy's ``cuda.get_elapsed_time``)."""
+    return (end.time - start.time) * 1e3
 
 
 def get_current_stream(device_id: int | None = None) -> Stream:
@@ -559,10 +568,12 @@ class RawKernel:
             raise CUDADriverError("the CUDA stand-in needs g++ to compile kernels "
                                   "(apt-get install g++)")
         std = next((o for o in self.options if o.startswith("-std=")), "-std=c++17")
+        # NVRTC's --fmad=false (@kernel(contract=false)) is g++'s -ffp-contract=off.
+        fmad = ("-ffp-contract=off",) if "--fmad=false" in self.options else ()
         source = f"{self.code}\nPK_EMU_CUDA_ENTRY({self.name})\n"
         unit = Unit(source, f"{self.name}.cu", gxx,
                     (std, "-O1", "-x", "c++", "-w", "-I", str(INCLUDE),
-                     "-include", "pk_cuda_emu.hpp"))
+                     "-include", "pk_cuda_emu.hpp", *fmad))
         try:
             self._lib = build((unit,))
         except BuildError as exc:
@@ -637,6 +648,7 @@ def _dims(value: Any, what: str) -> tuple[int, int, int]:
 cuda = types.SimpleNamespace(
     runtime=runtime, driver=driver, compiler=compiler, Device=Device, Stream=Stream,
     ExternalStream=ExternalStream, Event=Event, get_current_stream=get_current_stream,
+    get_elapsed_time=get_elapsed_time,
     get_cuda_path=get_cuda_path,
     UnownedMemory=UnownedMemory, MemoryPointer=MemoryPointer, is_available=lambda: True,
 )

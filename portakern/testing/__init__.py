@@ -11,9 +11,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .agree import assert_backends_agree, available_backends
+
+if TYPE_CHECKING:  # for type checkers and pdoc; at run time it loads on first use
+    from .conformance import ConformanceSuite
 
 __all__ = ["ConformanceSuite", "assert_backends_agree", "available_backends"]
 
