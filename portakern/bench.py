@@ -11,6 +11,9 @@ portakern is faster. The baselines are
   isolates what portakern's checks and bookkeeping cost;
 * ``cupy``: CuPy's ``ElementwiseKernel``, ``RawKernel`` and ``cupy.matmul`` on
   CUDA;
+* peers on ``CPU()`` (:data:`PEERS`): Numba ``prange`` loops and numexpr, each only
+  when installed, and a C++/OpenMP loop with per-thread bins for the histogram; the
+  fastest baseline of a workload is marked ``(fastest)``;
 * ``target``: a fixed number from the contract (``get_backend`` under 1 us, a
   ready kernel in a new process under 50 ms).
 
@@ -61,6 +64,8 @@ class Row:
     meets: bool | None = None
     ok: bool | None = None
     note: str = ""
+    #: The fastest of a workload's baselines (NumPy and its peers): the one to beat.
+    best: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -96,6 +101,15 @@ class Workload:
     patch : (str, str), optional
         Replace this text of the example's source by that one: a variant that
         shows the effect of a source change in the same run.
+    make_args : callable, optional
+        ``make_args(size, rng)``: the inputs of an inline ``source`` (default: an
+        output of zeros and a uniform input, both float32); the ndrange is the
+        first argument's shape.
+    limit : float, optional
+        The contract's bound on the ratio to NumPy, where ``kind`` does not give one.
+    peers : tuple of str
+        Other baselines (:data:`PEERS`): Numba, numexpr, a C++ loop. A peer whose
+        package is not installed is left out of the run.
     """
 
     name: str
@@ -111,6 +125,9 @@ class Workload:
     pipeline: bool = False
     cupy: str | None = None
     patch: tuple[str, str] | None = None
+    make_args: Callable[[Any, np.random.Generator], tuple] | None = None
+    limit: float | None = None
+    peers: tuple[str, ...] = ()
 
 
 def _nbytes(*which: int) -> Callable[[tuple], float]:
@@ -184,6 +201,42 @@ def _numpy_particles200(args: tuple) -> None:
     _numpy_particles(args, _NSTEPS)
 
 
+def _numpy_sum(args: tuple) -> dict:
+    return {"result": args[1].sum(dtype=args[1].dtype)}
+
+
+#: One Jacobi sweep of a 2D grid: each interior point becomes the mean of its four
+#: neighbours, the boundary is copied.
+_JACOBI = """@kernel void jacobi(T* out, const T* u) {
+    auto [i, j] = @index(Global, NTuple);
+    const long h = @ndrange(0);
+    const long w = @ndrange(1);
+    const long c = i * w + j;
+    if (i > 0 && i < h - 1 && j > 0 && j < w - 1) {
+        out[c] = (T)0.25 * (u[c - w] + u[c + w] + u[c - 1] + u[c + 1]);
+    } else {
+        out[c] = u[c];
+    }
+}
+"""
+
+
+def _jacobi_args(size: Any, rng: np.random.Generator) -> tuple:
+    u = rng.uniform(0, 1, size).astype(_F32)
+    return np.zeros_like(u), u
+
+
+def _numpy_jacobi(args: tuple) -> None:
+    out, u = args
+    out[1:-1, 1:-1] = np.float32(0.25) * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2]
+                                          + u[1:-1, 2:])
+    _jacobi_edges(out, u)
+
+
+def _jacobi_edges(out: np.ndarray, u: np.ndarray) -> None:
+    out[0], out[-1], out[:, 0], out[:, -1] = u[0], u[-1], u[:, 0], u[:, -1]
+
+
 _UNARY = """@kernel void {name}(T* y, const T* x) {{
     const long i = @index(Global, Linear);
     y[i] = {expr};
@@ -213,7 +266,14 @@ WORKLOADS: tuple[Workload, ...] = (
     Workload("brightest_pixel", "brightest_pixel", (4000, 4000), (64, 64), _numpy_argmax,
              bytes=_nbytes(2), pipeline=True),
     Workload("histogram", "histogram", (4000, 4000), (64, 64), _numpy_histogram,
-             bytes=_nbytes(1)),
+             bytes=_nbytes(1), peers=("cpp_histogram", "numba_histogram")),
+    # DESIGN section 4 (2026-12): a workgroup reduction within 1x NumPy's sum. The
+    # example's partial sums, reduced again until one value is left.
+    Workload("sum", "reduce_sum", 10**7, 10**4, _numpy_sum, bytes=_nbytes(1), pipeline=True,
+             limit=1.0, peers=("numba_sum", "numexpr_sum")),
+    Workload("jacobi", "jacobi", (4000, 4000), (64, 64), _numpy_jacobi, "fused",
+             bytes=_nbytes(0, 1), flops=lambda a: 4.0 * a[0].size, source=_JACOBI,
+             make_args=_jacobi_args, peers=("numba_jacobi", "numexpr_jacobi")),
     Workload("matmul_tiled", "matmul_tiled", 1024, 64, _numpy_matmul,
              flops=lambda a: 2.0 * a[1].shape[0] * a[1].shape[1] * a[2].shape[1],
              cupy="matmul"),
@@ -337,10 +397,13 @@ class _Case:
         else:
             self.ex = None
             self.kernel = Kernel(w.source, w.example)
-            n = size if isinstance(size, int) else math.prod(size)
             rng = np.random.default_rng(0)
-            self.args = (np.zeros(n, _F32), rng.uniform(-3, 3, n).astype(_F32))
-            self.ndrange = (n,)
+            if w.make_args is not None:
+                self.args = w.make_args(size, rng)
+            else:
+                n = size if isinstance(size, int) else math.prod(size)
+                self.args = (np.zeros(n, _F32), rng.uniform(-3, 3, n).astype(_F32))
+            self.ndrange = self.args[0].shape
             self.wg = None
         self.size = "x".join(str(s) for s in np.atleast_1d(size))
 
@@ -484,6 +547,198 @@ def _cupy_baseline(case: _Case, args: tuple) -> Callable[[], None] | None:
     return lambda: (ek(*ins, *out), sync())
 
 
+# -- peers: other ways to the same result on the CPU (optional packages) ------------------
+#
+# Each builder takes its own copy of a workload's inputs and returns the call to time
+# (which returns the answer, for a pipeline), or None when the package is not
+# installed. They are imported only here, when a row asks for them.
+
+_JITTED: dict[str, Any] = {}
+
+
+def _numba() -> Any:
+    try:
+        import numba
+    except ImportError:
+        return None
+    return numba
+
+
+def _numexpr() -> Any:
+    try:
+        import numexpr
+    except ImportError:
+        return None
+    return numexpr
+
+
+def _numba_sum(args: tuple) -> Callable[[], Any] | None:
+    numba = _numba()
+    if numba is None:
+        return None
+    if "sum" not in _JITTED:
+        def total(x: np.ndarray) -> float:
+            t = 0.0
+            for i in numba.prange(x.size):
+                t += x[i]
+            return t
+
+        _JITTED["sum"] = numba.njit(parallel=True)(total)
+    fn, x = _JITTED["sum"], args[1].reshape(-1)
+    return lambda: {"result": fn(x)}
+
+
+def _numexpr_sum(args: tuple) -> Callable[[], Any] | None:
+    ne = _numexpr()
+    if ne is None:
+        return None
+    x = args[1].reshape(-1)
+    return lambda: {"result": ne.evaluate("sum(x)", local_dict={"x": x})[()]}
+
+
+def _numba_jacobi(args: tuple) -> Callable[[], Any] | None:
+    numba = _numba()
+    if numba is None:
+        return None
+    if "jacobi" not in _JITTED:
+        def sweep(out: np.ndarray, u: np.ndarray) -> None:
+            h, w = u.shape
+            q = np.float32(0.25)
+            for i in numba.prange(1, h - 1):
+                for j in range(1, w - 1):
+                    out[i, j] = q * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1])
+            out[0, :] = u[0, :]
+            out[h - 1, :] = u[h - 1, :]
+            out[:, 0] = u[:, 0]
+            out[:, w - 1] = u[:, w - 1]
+
+        _JITTED["jacobi"] = numba.njit(parallel=True)(sweep)
+    fn, (out, u) = _JITTED["jacobi"], args
+    return lambda: fn(out, u)
+
+
+def _numexpr_jacobi(args: tuple) -> Callable[[], Any] | None:
+    ne = _numexpr()
+    if ne is None:
+        return None
+    out, u = args
+    names = {"n": u[:-2, 1:-1], "s": u[2:, 1:-1], "w": u[1:-1, :-2], "e": u[1:-1, 2:],
+             "q": np.float32(0.25)}
+    inner = out[1:-1, 1:-1]
+
+    def sweep() -> None:
+        ne.evaluate("q * (n + s + w + e)", local_dict=names, out=inner, casting="same_kind")
+        _jacobi_edges(out, u)
+
+    return sweep
+
+
+_HISTOGRAM_CPP = r"""
+#include <stdint.h>
+#include <string.h>
+#define PK_EXPORT extern "C" __attribute__((visibility("default")))
+/* Per-thread bins: each OpenMP thread counts its share into its own 256 bins, which
+   are added to the result at the end (what a C++ programmer writes for a CPU). */
+PK_EXPORT void pk_bench_histogram(unsigned* counts, const uint8_t* data, long long n) {
+#pragma omp parallel
+    {
+        unsigned bins[256];
+        memset(bins, 0, sizeof bins);
+#pragma omp for nowait
+        for (long long i = 0; i < n; ++i) bins[data[i]]++;
+        for (int b = 0; b < 256; ++b)
+            if (bins[b]) __atomic_add_fetch(&counts[b], bins[b], __ATOMIC_RELAXED);
+    }
+}
+PK_EXPORT int pk_launch(void* const*, const long long*) { return 0; }
+"""
+
+
+def _cpp_histogram(args: tuple) -> Callable[[], Any] | None:
+    import ctypes
+    from types import SimpleNamespace
+
+    from .backends.native import _build, native_toolchain
+
+    toolchain = native_toolchain()
+    if isinstance(toolchain, str):
+        return None
+    if "cpp_histogram" not in _JITTED:
+        stub = SimpleNamespace(name="pk_bench_histogram", source=_HISTOGRAM_CPP, params=(),
+                               bindings=(), user_source="", filename="pk_bench_histogram.cpp")
+        fn = _build(toolchain, stub).lib.pk_bench_histogram
+        fn.restype = None
+        fn.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_longlong)
+        _JITTED["cpp_histogram"] = fn
+    fn, (counts, data) = _JITTED["cpp_histogram"], args
+    if counts.size != 256:
+        return None
+    c, d, n = counts.ctypes.data, data.ctypes.data, data.size
+    return lambda: fn(c, d, n)
+
+
+def _numba_histogram(args: tuple) -> Callable[[], Any] | None:
+    numba = _numba()
+    if numba is None:
+        return None
+    if "histogram" not in _JITTED:
+        def histogram(counts: np.ndarray, data: np.ndarray) -> None:
+            nt = numba.get_num_threads()
+            bins = np.zeros((nt, counts.size), np.uint32)
+            n = data.size
+            chunk = (n + nt - 1) // nt
+            for t in numba.prange(nt):
+                for i in range(t * chunk, min(n, (t + 1) * chunk)):
+                    bins[t, data[i]] += 1
+            for b in range(counts.size):
+                s = counts[b]
+                for t in range(nt):
+                    s += bins[t, b]
+                counts[b] = s
+
+        _JITTED["histogram"] = numba.njit(parallel=True)(histogram)
+    fn, (counts, data) = _JITTED["histogram"], args
+    flat = data.reshape(-1)
+    return lambda: fn(counts, flat)
+
+
+#: Peer baselines by name: (the row's baseline label, builder, the contract's bound on
+#: the ratio or None).
+PEERS: dict[str, tuple[str, Callable[[tuple], Callable[[], Any] | None], float | None]] = {
+    "numba_sum": ("numba prange", _numba_sum, None),
+    "numexpr_sum": ("numexpr", _numexpr_sum, None),
+    "numba_jacobi": ("numba prange", _numba_jacobi, None),
+    "numexpr_jacobi": ("numexpr", _numexpr_jacobi, None),
+    "cpp_histogram": ("C++ per-thread bins", _cpp_histogram, 1.5),
+    "numba_histogram": ("numba per-thread bins", _numba_histogram, 1.5),
+}
+
+
+def _bench_peers(backend: Any, case: _Case, run: Callable[[tuple], Any], pk_args: tuple,
+                 repeats: int, budget: float, ok: bool) -> list[Row]:
+    """The workload's peer rows (CPU only), each checked against NumPy before timing."""
+    w = case.w
+    rows = []
+    for name in w.peers:
+        label, build, limit = PEERS[name]
+        args = tuple(a.copy() if isinstance(a, np.ndarray) else a for a in case.args)
+        fn = build(args)
+        if fn is None:
+            continue  # not installed: no row
+        ref = tuple(a.copy() if isinstance(a, np.ndarray) else a for a in case.args)
+        expected, got = w.numpy(ref), fn()
+        agrees = (_agrees({k: np.asarray(v) for k, v in got.items()}, expected)
+                  if w.pipeline else _agrees(case.written(args), case.written(ref)))
+        t_pk, t_peer = _interleaved([lambda: run(pk_args), fn], repeats, budget)
+        row = _row(case, backend, t_pk, label, t_peer, args, ok)
+        if limit is not None:
+            row.target, row.meets = f"<= {limit}", row.ratio <= limit
+        if not agrees:
+            row.note = f"{label} disagrees with NumPy (its time is shown all the same)"
+        rows.append(row)
+    return rows
+
+
 def bench_backend(backend: Any, workloads: Sequence[Workload], quick: bool, repeats: int,
                   budget: float, progress: _Progress) -> list[Row]:
     """Every workload on one backend, each against NumPy and the hand-written launch.
@@ -528,6 +783,12 @@ def _bench_case(backend: Any, case: _Case, repeats: int, budget: float) -> list[
     if hand is not None:
         t_pk, t_cl = _interleaved([lambda: run(pk_args), hand], repeats, budget)
         rows.append(_row(case, backend, t_pk, "pyopencl", t_cl, np_args, ok))
+    if w.peers and backend.name == "CPU":
+        rows += _bench_peers(backend, case, run, pk_args, repeats, budget, ok)
+        # Which way to the result is fastest, so the ratio to the best of them stands out.
+        best = min((r for r in rows if r.baseline != "pyopencl"),
+                   key=lambda r: r.baseline_seconds)
+        best.best = True
     if backend.name == "CUDA":
         cupy_fn = _cupy_baseline(case, pk_args)
         if cupy_fn is not None:
@@ -547,8 +808,8 @@ def _row(case: _Case, backend: Any, seconds: float, baseline: str, base_seconds:
     if w.flops is not None:
         flops = w.flops(args)
         row.gflops, row.baseline_gflops = flops / seconds / 1e9, flops / base_seconds / 1e9
-    if backend.name == "CPU" and baseline == "numpy" and w.kind:
-        limit = 1.0 if w.kind == "single" else 0.5
+    if backend.name == "CPU" and baseline == "numpy" and (w.kind or w.limit):
+        limit = w.limit or (1.0 if w.kind == "single" else 0.5)
         row.target, row.meets = f"<= {limit}", row.ratio <= limit
     if backend.name == "CUDA" and baseline == "cupy":
         limit = 2.0 if w.cupy == "matmul" else round(1 / 0.9, 2)
@@ -802,6 +1063,9 @@ def run(*, backend: str | None = None, quick: bool = False, only: Sequence[str] 
                 rows += bench_startup(3 if quick else 5)
                 if _native_on():
                     rows.append(bench_busy(20 if quick else 60))
+            from .debug import bench_rows  # debug mode's cost (docs/debugging.md)
+
+            rows += bench_rows(quick, repeats, budget, only)
         for b in backends:
             rows += bench_backend(b, workloads, quick, repeats, budget, bar)
     finally:
@@ -828,7 +1092,8 @@ def format_table(rows: Sequence[Row]) -> str:
         flops = "" if r.gflops is None else f"{r.gflops:.3g}"
         target = "" if not r.target else f"{r.target} {'met' if r.meets else 'MISSED'}"
         ok = "" if r.ok is None else ("yes" if r.ok else "WRONG")
-        lines.append((r.name, r.backend, r.size, _fmt_time(r.seconds), r.baseline,
+        lines.append((r.name, r.backend, r.size, _fmt_time(r.seconds),
+                      r.baseline + (" (fastest)" if r.best else ""),
                       _fmt_time(r.baseline_seconds),
                       "-" if not math.isfinite(r.ratio) else f"{r.ratio:.3g}", rate, flops,
                       target, ok))

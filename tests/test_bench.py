@@ -65,6 +65,35 @@ def test_plugin_backend_rows():
     assert any(r.name == "launch overhead" and r.baseline == "pyopencl" for r in rows)
 
 
+def test_peer_rows_only_for_what_is_installed(monkeypatch):
+    """Without Numba and numexpr their rows are left out; the fastest baseline is marked."""
+    from portakern.backends.native import NativeCPU
+
+    monkeypatch.setitem(sys.modules, "numba", None)  # as if not installed
+    monkeypatch.setitem(sys.modules, "numexpr", None)
+    rows, _ = _quick(backend="CPU", only=["histogram", "sum", "jacobi"])
+    baselines = {(r.name, r.baseline) for r in rows}
+    assert not any("numba" in b or "numexpr" in b for _, b in baselines)
+    assert ("histogram", "C++ per-thread bins") in baselines or not NativeCPU.available()
+    assert ("sum", "numpy") in baselines and ("jacobi", "numpy") in baselines
+    for name in ("histogram", "sum", "jacobi"):
+        assert [r.baseline for r in rows if r.name == name and r.best] != [], name
+        assert sum(bool(r.best) for r in rows if r.name == name) == 1
+        assert all(r.ok for r in rows if r.name == name), name
+    assert "(fastest)" in bench.format_table(rows)
+
+
+def test_peer_rows_agree_with_numpy():
+    pytest.importorskip("numba")
+    pytest.importorskip("numexpr")
+    rows, _ = _quick(backend="CPU", only=["sum", "jacobi", "histogram"])
+    peers = [r for r in rows if r.baseline.startswith(("numba", "numexpr"))]
+    assert {(r.name, r.baseline.split()[0]) for r in peers} == {
+        ("sum", "numba"), ("sum", "numexpr"), ("jacobi", "numba"), ("jacobi", "numexpr"),
+        ("histogram", "numba")}
+    assert all(not r.note for r in peers), [(r.name, r.baseline, r.note) for r in peers]
+
+
 def test_rates_are_reported():
     rows, _ = _quick(backend="CPU", only=["saxpy", "matmul_tiled"])
     saxpy = next(r for r in rows if r.name == "saxpy" and r.baseline == "numpy")
@@ -217,10 +246,11 @@ def test_exact_and_masked_launches_agree(n):
     y, x = np.ones(n, np.float32), np.arange(n, dtype=np.float32)
     k(y, x, np.float32(2), ndrange=y.shape)
     np.testing.assert_array_equal(y, 2 * x + 1)
-    (plan,) = k._launchers[pk.CPU()]._plans.values()
+    (plan,) = k._launchers[pk.CPU()].plans.values()
     _, global_size, local_size, _ = plan
     # Work-items past the end exist only when the groups do not tile the ndrange.
-    unmasked = [key for key in k._compiled if key[-1] is True]
+    # (Kernel.build's key: cache_key, target, bindings, ndim, unmasked, debug.)
+    unmasked = [key for key in k._compiled if key[4] is True]
     assert bool(unmasked) == (global_size == (n,))
 
 
