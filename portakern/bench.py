@@ -1168,6 +1168,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--json", metavar="FILE", help="write one record per row")
     p.add_argument("--plot", metavar="FILE.png", help="draw the ratios (needs matplotlib)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--kernel", metavar="FILE.pk",
+                   help="time the kernels of your own .pk file instead (see -D, --ndrange)")
+    p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME=VALUE",
+                   help="with --kernel: a Jinja constant, a type variable (T=double) or a "
+                        "scalar parameter's value (n=1000); repeatable")
+    p.add_argument("--ndrange", metavar="N[xM[xK]]",
+                   help="with --kernel: the launch size (default 4194304, 2048x2048 or "
+                        "128x128x256 by the kernel's rank)")
     p.add_argument("--dask", action="store_true",
                    help="only the portakern.dask rows: a LocalCluster of worker processes, "
                         "against plain dask.array (needs portakern[dask])")
@@ -1189,6 +1197,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1
     if opts.dask:
         return _main_dask(opts)
+    if opts.kernel:
+        return _main_user(opts)
     try:
         rows, reasons = run(backend=opts.backend, quick=opts.quick, only=only,
                             repeats=opts.repeats, startup=not opts.no_startup,
@@ -1212,6 +1222,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("portakern bench: no backend to run on", file=sys.stderr)
         return 1
     return 0
+
+
+def _main_user(opts: argparse.Namespace) -> int:
+    """``portakern bench --kernel FILE``: see :mod:`portakern.bench_user`."""
+    from .bench_user import parse_ndrange, run_file
+    from .cli import parse_define
+    from .errors import PortakernError
+    from .registry import backend_by_name
+
+    try:
+        defines = dict(parse_define(d) for d in opts.defines)
+        nd = parse_ndrange(opts.ndrange) if opts.ndrange else None
+        backend = backend_by_name(opts.backend or "CPU")
+        rows = run_file(opts.kernel, defines, nd, backend, repeats=opts.repeats)
+    except (OSError, ValueError, argparse.ArgumentTypeError, PortakernError) as exc:
+        print(f"portakern bench --kernel: {exc}", file=sys.stderr)
+        return 2
+    print(format_table(rows))
+    if opts.json:
+        with open(opts.json, "w", encoding="utf-8") as f:
+            json.dump([_jsonable(asdict(r)) for r in rows], f, indent=1)
+    return 0 if all(r.ok for r in rows) else 1
 
 
 def _main_dask(opts: argparse.Namespace) -> int:

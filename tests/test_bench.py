@@ -339,3 +339,55 @@ def test_1d_ndrange_beyond_int32(n, cpu_path):
 def test_machine_label_names_cores_and_load():
     label = bench.machine_label()
     assert f"{os.cpu_count()} cores" in label and "Python" in label
+
+
+# -- portakern bench --kernel FILE ------------------------------------------------------
+
+USER_PK = """\
+@kernel void softplus(T* y, const T* x) {
+    const long i = @index(Global, Linear);
+    y[i] = log1p(exp(x[i]));
+}
+
+@kernel void shifted(T* y, const T* x, T a, long n) {
+    const long i = @index(Global, Linear);
+    if (i < n) y[i] = a * x[i + 1];
+}
+"""
+
+
+def _user_bench(tmp_path, *argv):
+    from portakern.bench import main
+
+    path = tmp_path / "mine.pk"
+    path.write_text(USER_PK)
+    out = tmp_path / "rows.json"
+    rc = main(["--kernel", str(path), "--repeats", "1", "--json", str(out), *argv])
+    rows = json.loads(out.read_text()) if out.exists() else None
+    return rc, rows
+
+
+def test_bench_times_every_kernel_of_a_user_file(tmp_path):
+    rc, rows = _user_bench(tmp_path, "--ndrange", "4096", "-D", "n=4095")
+    assert rc == 0
+    assert [r["name"] for r in rows] == ["softplus", "shifted"]
+    for r in rows:
+        assert r["ok"] is True and r["size"] == "4096" and r["seconds"] > 0
+        assert r["baseline"] == "NumPy copy, same bytes" and r["ratio"] > 0
+
+
+def test_bench_reports_a_user_kernel_that_faults_instead_of_timing_it(tmp_path):
+    # n = 4096 lets the last work-item read x[4096]: debug mode catches it first.
+    rc, rows = _user_bench(tmp_path, "--ndrange", "4096", "-D", "n=4096", "-D", "T=double")
+    assert rc == 1
+    softplus, shifted = rows
+    assert softplus["ok"] is True
+    assert shifted["ok"] is False and shifted["seconds"] is None
+    assert "faults in debug mode" in shifted["note"] and "x[4096]" in shifted["note"]
+
+
+@pytest.mark.parametrize("bad", [["--ndrange", "0"], ["--ndrange", "12y"], ["-D", "oops"]])
+def test_bench_refuses_bad_user_options(tmp_path, capsys, bad):
+    rc, rows = _user_bench(tmp_path, *bad)
+    assert rc == 2 and rows is None
+    assert "portakern bench --kernel:" in capsys.readouterr().err
