@@ -38,6 +38,7 @@ from typing import Any
 
 from .errors import NDRangeError
 from .language import KernelDef, Module, Token
+from .parts import match_items
 
 __all__ = ["check_ndrange", "checked", "overrun_params"]
 
@@ -89,16 +90,10 @@ def _sig(tokens: list[Token]) -> list[Token]:
 
 def _closing(sig: list[Token], i: int) -> int:
     """Index of the bracket closing ``sig[i]`` (len(sig) if never closed)."""
-    depth = 0
-    for j in range(i, len(sig)):
-        t = sig[j]
-        if t.kind == "punct" and t.text in "([{":
-            depth += 1
-        elif t.kind == "punct" and t.text in ")]}":
-            depth -= 1
-            if depth == 0:
-                return j
-    return len(sig)
+    try:
+        return match_items(sig, i)
+    except ValueError:
+        return len(sig)
 
 
 def _statements(module: Module, kdef: KernelDef, sig: list[Token]
