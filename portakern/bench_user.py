@@ -40,10 +40,11 @@ def run_file(path: str | Path, defines: dict[str, Any], ndrange: tuple[int, ...]
     from .language import parse
     from .lower import infer_ndim
     from .render import KernelTemplate, check_constants
+    from .targets import CANONICAL_TARGET
 
     p = Path(path)
     text = p.read_text(encoding="utf-8")
-    smap = KernelTemplate(text, str(p)).render("opencl", check_constants(dict(defines)))
+    smap = KernelTemplate(text, str(p)).render(CANONICAL_TARGET, check_constants(dict(defines)))
     rows = []
     for kdef in parse(smap).kernels:
         # A -D naming a scalar parameter is its value at launch (and, unused, a constant).

@@ -25,7 +25,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from .errors import BackendUnavailableError, KernelSyntaxError, PortakernError
-from .targets import builtin_targets, target_info
+from .targets import CANONICAL_TARGET, builtin_targets, target_info
 
 __all__ = ["main", "parse_define"]
 
@@ -232,7 +232,7 @@ def _kernel_names(source: _Source, wanted: str | None) -> list[str]:
 
     try:
         constants = check_constants(source.constants)
-        smap = KernelTemplate(source.text, source.filename).render("opencl", constants)
+        smap = KernelTemplate(source.text, source.filename).render(CANONICAL_TARGET, constants)
     except KernelSyntaxError as exc:
         raise _with_define_hint(exc) from None
     module = parse(smap)

@@ -36,7 +36,7 @@ from .render import (
     lockstep_for,
     render_lowered,
 )
-from .targets import builtin_targets
+from .targets import CANONICAL_TARGET, builtin_targets
 from .timing import Launch
 from .types import KNOWN_TYPES, as_type_name
 
@@ -45,8 +45,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Kernel", "KernelFactory", "kernel"]
 
-#: The target whose rendering fixes the signature; every other target's must agree.
-_SIGNATURE_TARGET = "opencl"
 
 
 class Kernel:
@@ -220,13 +218,13 @@ class Kernel:
                     raise KernelTypeError(
                         f"type variable {tv} must be bound to a type name or dtype, got "
                         f"{self.constants[tv]!r}")
-            if target != _SIGNATURE_TARGET:
-                fixed = self.parsed(_SIGNATURE_TARGET)[1]
+            if target != CANONICAL_TARGET:
+                fixed = self.parsed(CANONICAL_TARGET)[1]
                 if (kdef.name, kdef.params) != (fixed.name, fixed.params):
                     raise KernelSyntaxError(
                         f"kernel {fixed.name!r} has another signature when rendered for "
                         f"{target!r} ({_signature_text(kdef)}) than for "
-                        f"{_SIGNATURE_TARGET!r} ({_signature_text(fixed)}); keep the "
+                        f"{CANONICAL_TARGET!r} ({_signature_text(fixed)}); keep the "
                         f"signature outside {{% if target == ... %}} blocks: only bodies "
                         f"may differ per target", self._template.filename, 1, 1)
             hit = (module, kdef)
@@ -249,7 +247,7 @@ class Kernel:
     @property
     def signature(self) -> tuple[Param, ...]:
         """The parameters, in order: the same for every target (see :meth:`parsed`)."""
-        return tuple(self.parsed(_SIGNATURE_TARGET)[1].params)
+        return tuple(self.parsed(CANONICAL_TARGET)[1].params)
 
     @property
     def template(self) -> KernelTemplate:
@@ -266,7 +264,7 @@ class Kernel:
     @property
     def name(self) -> str:
         """The kernel function's name."""
-        return self.parsed(_SIGNATURE_TARGET)[1].name
+        return self.parsed(CANONICAL_TARGET)[1].name
 
     @property
     def params(self) -> list[Param]:
@@ -276,7 +274,7 @@ class Kernel:
     @property
     def type_vars(self) -> tuple[str, ...]:
         """Type variables still unbound by constants."""
-        kdef = self.parsed(_SIGNATURE_TARGET)[1]
+        kdef = self.parsed(CANONICAL_TARGET)[1]
         return tuple(tv for tv in kdef.type_vars if tv not in self.constants)
 
     def __repr__(self) -> str:
@@ -403,7 +401,7 @@ class Kernel:
             if type(given) is str and given not in KNOWN_TYPES:
                 target = bindings.pop("target")  # render(target="cuda"), the keyword form
             else:
-                target = "opencl"
+                target = CANONICAL_TARGET
         if target not in builtin_targets():
             from .render import available_targets
 

@@ -13,8 +13,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["METAL_RESERVED_WORDS", "OPENCL_RESERVED_WORDS", "TargetInfo", "builtin_targets",
-           "register_target", "target_info"]
+__all__ = ["CANONICAL_TARGET", "METAL_RESERVED_WORDS", "OPENCL_RESERVED_WORDS", "TargetInfo",
+           "builtin_targets", "register_target", "target_info"]
+
+#: The target whose rendering fixes a kernel's signature and the list of a source's
+#: kernels (every other target must agree), and the one ``render()`` uses by default.
+CANONICAL_TARGET = "opencl"
 
 
 @dataclass(frozen=True)
