@@ -1209,9 +1209,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(format_table(rows))
     for name, why in reasons.items():
         print(f"skipped {name}: {why}")
-    if opts.json:
-        with open(opts.json, "w", encoding="utf-8") as f:
-            json.dump([_jsonable(asdict(r)) for r in rows], f, indent=1)
+    _write_json(rows, opts.json)
     if opts.plot:
         try:
             write_plot(rows, opts.plot)
@@ -1240,9 +1238,7 @@ def _main_user(opts: argparse.Namespace) -> int:
         print(f"portakern bench --kernel: {exc}", file=sys.stderr)
         return 2
     print(format_table(rows))
-    if opts.json:
-        with open(opts.json, "w", encoding="utf-8") as f:
-            json.dump([_jsonable(asdict(r)) for r in rows], f, indent=1)
+    _write_json(rows, opts.json)
     return 0 if all(r.ok for r in rows) else 1
 
 
@@ -1256,10 +1252,15 @@ def _main_dask(opts: argparse.Namespace) -> int:
         print(f"portakern bench --dask: {exc}; pip install 'portakern[dask]'", file=sys.stderr)
         return 1
     print(format_table(rows))
-    if opts.json:
-        with open(opts.json, "w", encoding="utf-8") as f:
-            json.dump([_jsonable(asdict(r)) for r in rows], f, indent=1)
+    _write_json(rows, opts.json)
     return 0 if all(r.ok for r in rows) else 1
+
+
+def _write_json(rows: Sequence[Row], path: str | None) -> None:
+    """``--json FILE``: one record per row (nothing without the option)."""
+    if path:
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump([_jsonable(asdict(r)) for r in rows], f, indent=1)
 
 
 def _jsonable(d: dict) -> dict:

@@ -170,7 +170,7 @@ def match_items(items: list, open_at: int) -> int:
                 depth -= 1
                 if depth == 0:
                     return n
-    raise ValueError("unbalanced")  # pragma: no cover - parse() checked the brackets
+    raise ValueError("unbalanced")  # a slice cut inside a bracket (bounds.py catches it)
 
 
 def split_statements(items: list) -> list[list]:
