@@ -21,6 +21,8 @@ from .backends.base import Backend
 from .errors import BackendMismatchError, KernelArgumentError, KernelTypeError, PortakernError
 from .language import KernelDef, check_count
 from .types import KNOWN_TYPES, TYPE_DTYPES, type_name_of
+from .vectors import VECTOR_TYPES, element_dtype
+from .vectors import check_array as check_vector_array
 
 __all__ = ["check_args", "convert_scalar", "recall", "remember"]
 
@@ -157,7 +159,9 @@ def check_args(kdef: KernelDef, args: tuple, backend: Backend,
             infos[i] = info
         extents[i] = info.extent
         name = type_name_of(info.dtype)
-        if p.type in KNOWN_TYPES:
+        if p.type in VECTOR_TYPES:
+            check_vector_array(_describe(i, p, lab(p.name)), p.type, info)
+        elif p.type in KNOWN_TYPES:
             expected = TYPE_DTYPES[p.type]
             if info.dtype != expected:
                 raise KernelTypeError(
@@ -207,7 +211,7 @@ def check_args(kdef: KernelDef, args: tuple, backend: Backend,
                     f"bind it with kernel.specialize({p.type}='float')")
         out[i] = convert_scalar(a, t, i, p, lab(p.name), bound_by.get(p.type))
     for i, p in enumerate(params):
-        feature = _FEATURES.get(TYPE_DTYPES[bindings.get(p.type, p.type)])
+        feature = _FEATURES.get(element_dtype(bindings.get(p.type, p.type)))
         if feature is not None and not backend.supports(feature):
             raise KernelTypeError(
                 f"{_describe(i, p, lab(p.name))} is {feature}, which {backend!r} does not "
@@ -257,7 +261,7 @@ _FEATURES = {np.dtype(np.float64): "float64", np.dtype(np.float16): "float16"}
 
 
 def _wrong_array(i: int, p: Any, a: Any, backend: Backend, label: str | None = None) -> None:
-    from .resolve import backend_name_of
+    from .ownership import backend_name_of
 
     other = backend_name_of(a)
     if other is None:

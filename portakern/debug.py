@@ -1,8 +1,8 @@
 """Debug mode: bounds-checked subscripts and the fault record (docs/debugging.md).
 
 A kernel made with ``debug=True`` (or under ``PORTAKERN_DEBUG=1``) is lowered with
-every subscript of an array parameter checked (:func:`portakern.lower.check_subscripts`)
-and one hidden last parameter, :data:`~portakern.lower.DEBUG_RECORD`: an int64 array
+every subscript of an array parameter checked (:func:`portakern.subscripts.check_subscripts`)
+and one hidden last parameter, :data:`~portakern.subscripts.DEBUG_RECORD`: an int64 array
 the launcher passes like any other array, laid out as
 
 ====================  ==========================================================
@@ -34,7 +34,7 @@ import numpy as np
 from .errors import KernelFaultError
 
 __all__ = ["ENV", "EXTENTS_AT", "enabled", "new_record", "check", "record_handle",
-           "launch_checked", "rebuild_kernel", "bench_rows"]
+           "launch_checked", "rebuild_kernel"]
 
 #: The environment variable that turns debug mode on for every kernel made after it is set.
 ENV = "PORTAKERN_DEBUG"
@@ -57,9 +57,13 @@ def enabled(debug: bool | None = None) -> bool:
 
 def new_record(params: list, shapes: dict[int, tuple[int, ...]]) -> np.ndarray:
     """A zeroed record for one launch; ``shapes`` gives each array argument's shape."""
+    from .vectors import VECTOR_TYPES
+
     record = np.zeros(EXTENTS_AT + len(params), np.int64)
     for k, shape in shapes.items():
-        record[EXTENTS_AT + k] = math.prod(shape)
+        # A float4* array of shape (n, 4) holds n elements of the kernel's type.
+        vt = VECTOR_TYPES.get(params[k].type)
+        record[EXTENTS_AT + k] = math.prod(shape) // (vt.width if vt else 1)
     return record
 
 
@@ -110,65 +114,22 @@ def launch_checked(backend: Any, kernel: Any, kdef: Any, compiled: Any, launch_a
     launch_args.append(handle)
     launch_args.extend(sizes)
     backend.launch(compiled, launch_args, global_size, local_size)
-    from .lower import localmem_names
+    from .subscripts import localmem_names
 
     template = kernel.template
     check(np.asarray(backend.to_host(array)), kdef.name, kdef.params, len(sizes),
           template.filename, template.source, localmem_names(kdef))
 
 
-def rebuild_kernel(source: str, name: str | None, filename: str, constants: tuple) -> Any:
+def rebuild_kernel(kernel_class: type, source: str, name: str | None, filename: str,
+                   constants: tuple) -> Any:
     """Unpickle a debug-mode kernel (``Kernel.__reduce__``): a new one, in debug mode."""
     import warnings
 
     from .errors import PortabilityWarning
-    from .kernels import Kernel
 
     with warnings.catch_warnings():
         # The sender was warned when it created the kernel.
         warnings.simplefilter("ignore", PortabilityWarning)
-        return Kernel(source, name, filename=filename, debug=True, **dict(constants))
+        return kernel_class(source, name, filename=filename, debug=True, **dict(constants))
 
-
-def bench_rows(quick: bool = False, repeats: int = 7, budget: float = 2.0,
-               only: Any = ()) -> list:
-    """``portakern bench`` rows: debug mode's cost on ``CPU()`` (saxpy, matmul_tiled).
-
-    Each row times the same example launched with debug mode on against off, in
-    alternating samples (the median of each), after checking that the debug launch
-    still agrees with NumPy.
-    """
-    import statistics
-    import time
-
-    from . import examples
-    from .backends.opencl import CPU
-    from .bench import Row
-
-    rows = []
-    backend = CPU()
-    for name, size, small in (("saxpy", 1 << 22, 1 << 16), ("matmul_tiled", 384, 64)):
-        if only and name not in only:
-            continue
-        ex = examples.get(name)
-        args = ex.make_args(small if quick else size)
-        nd, wg = ex.ndrange(args), ex.workgroupsize()
-        expected = ex.reference(args)
-        plain, checked = ex.load()(backend, wg), ex.load(debug=True)(backend, wg)
-        checked(*args, ndrange=nd)
-        ok = ex.agrees(ex.outputs(args), expected)
-        samples: list[list[float]] = [[], []]
-        started = time.perf_counter()
-        for k in range(max(3, repeats)):
-            for launcher, out in zip((plain, checked), samples, strict=True):
-                t = time.perf_counter()
-                launcher(*args, ndrange=nd)
-                out.append(time.perf_counter() - t)
-            if k >= 2 and time.perf_counter() - started > budget:
-                break
-        t_plain, t_debug = (statistics.median(s) for s in samples)
-        rows.append(Row(f"launch in debug mode ({name})", "CPU", t_debug, "debug off", t_plain,
-                        t_debug / t_plain, size=str(args[0].size), ok=ok,
-                        note="the same launcher with every subscript bounds-checked, "
-                             "against debug mode off; median of alternating launches"))
-    return rows

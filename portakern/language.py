@@ -6,9 +6,10 @@ output is a :class:`Module`: the helper code shared by every kernel, and one
 :class:`KernelDef` per ``@kernel`` function with its parameters and the body as
 tokens. Lowering the ``@`` constructs is :mod:`portakern.lower`'s job.
 
-The tokenizer is deliberately small: it knows identifiers, numbers, strings,
-comments, preprocessor lines, punctuation and ``@name``. It keeps whitespace so
-the user's code is emitted unchanged around the constructs that get lowered.
+The tokenizer (:mod:`portakern.tokens`, re-exported here) is deliberately small: it
+knows identifiers, numbers, strings, comments, preprocessor lines, punctuation and
+``@name``. It keeps whitespace so the user's code is emitted unchanged around the
+constructs that get lowered.
 """
 
 from __future__ import annotations
@@ -17,56 +18,21 @@ import re
 from dataclasses import dataclass, field
 
 from .errors import KernelSyntaxError, KernelTypeError, NDRangeError
+from .tokens import (
+    CLOSING,
+    SourceMap,
+    Token,
+    match_bracket,
+    next_significant,
+    significant,
+    tokenize,
+)
 from .types import KNOWN_TYPES
+from .vectors import VECTOR_TYPES, check_components
+from .vectors import check_param as check_vector_param
 
 __all__ = ["Token", "Param", "KernelDef", "Module", "SourceMap", "tokenize", "parse",
            "declared_workgroup"]
-
-
-@dataclass(frozen=True)
-class Token:
-    """One lexical token; ``line``/``col`` are positions in the user's file."""
-
-    kind: str  # id, num, str, punct, ws, comment, pp, at
-    text: str
-    line: int
-    col: int
-
-    def is_punct(self, text: str) -> bool:
-        return self.kind == "punct" and self.text == text
-
-
-@dataclass
-class SourceMap:
-    """Where each line of the rendered text came from in the user's file."""
-
-    filename: str
-    rendered: str
-    line_of: list[int]  # rendered line index (0-based) -> user line (1-based)
-
-    def lines(self) -> list[str]:
-        return self.rendered.split("\n")
-
-    def error(self, msg: str, line: int, col: int, rendered_line: int | None = None,
-              ) -> KernelSyntaxError:
-        """Build a :class:`KernelSyntaxError` at a user position."""
-        text = None
-        if rendered_line is not None:
-            lines = self.lines()
-            if 0 <= rendered_line < len(lines):
-                text = lines[rendered_line]
-        return KernelSyntaxError(msg, self.filename, line, col, text)
-
-    def error_at(self, msg: str, tok: Token) -> KernelSyntaxError:
-        return KernelSyntaxError(msg, self.filename, tok.line, tok.col,
-                                 self._text_for(tok))
-
-    def _text_for(self, tok: Token) -> str | None:
-        # The token records the user line; find the rendered line it came from.
-        for idx, user_line in enumerate(self.line_of):
-            if user_line == tok.line:
-                return self.lines()[idx]
-        return None
 
 
 @dataclass(frozen=True)
@@ -177,99 +143,6 @@ class Module:
             self.source_map.filename, 1, 1, None)
 
 
-_TOKEN_RE = re.compile(
-    r"""
-    (?P<ws>[ \t\r\n\f\v]+|\\\n)
-  | (?P<comment>//[^\n]*|/\*.*?(?:\*/|\Z))
-  | (?P<num>(?:0[xX][0-9a-fA-F']+|(?:\d[\d']*\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)[uUlLfFhH]*)
-  | (?P<id>[A-Za-z_][A-Za-z_0-9]*)
-  | (?P<at>@[A-Za-z_][A-Za-z_0-9]*)
-  | (?P<str>"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')
-  | (?P<punct><<=|>>=|->|\+\+|--|<<|>>|<=|>=|==|!=|&&|\|\||[-+*/%&|^!~<>=?:;,.()\[\]{}#])
-    """,
-    re.VERBOSE | re.DOTALL,
-)
-
-_PP_RE = re.compile(r"#(?:[^\n\\]|\\.|\\\n)*", re.DOTALL)
-
-
-def tokenize(text: str, smap: SourceMap) -> list[Token]:
-    """Split rendered kernel text into tokens positioned in the user's file."""
-    tokens: list[Token] = []
-    pos = 0
-    rline = 0  # rendered line index
-    line_start = 0
-    at_line_start = True
-    n = len(text)
-    line_of = smap.line_of
-    while pos < n:
-        user_line = line_of[rline] if rline < len(line_of) else (line_of[-1] if line_of else 1)
-        col = pos - line_start + 1
-        if at_line_start and text[pos] == "#":
-            m = _PP_RE.match(text, pos)
-            assert m is not None
-            kind, value = "pp", m.group(0)
-        else:
-            m = _TOKEN_RE.match(text, pos)
-            if m is None:
-                bad = text[pos]
-                raise smap.error(f"unexpected character {bad!r} in kernel source",
-                                 user_line, col, rline)
-            kind = m.lastgroup or "punct"
-            value = m.group(0)
-            if kind == "comment" and value.startswith("/*") and (
-                    len(value) < 4 or not value.endswith("*/")):
-                raise smap.error("unterminated comment", user_line, col, rline)
-        tokens.append(Token(kind, value, user_line, col))
-        newlines = value.count("\n")
-        if newlines:
-            rline += newlines
-            line_start = pos + value.rfind("\n") + 1
-        pos += len(value)
-        # A preprocessor line only starts at the beginning of a line (after blanks).
-        if kind == "ws":
-            at_line_start = at_line_start or newlines > 0
-        else:
-            at_line_start = False
-    return tokens
-
-
-def significant(tokens: list[Token]) -> list[Token]:
-    """The tokens that are neither whitespace nor comments."""
-    return [t for t in tokens if t.kind not in ("ws", "comment")]
-
-
-_CLOSE = {"(": ")", "[": "]", "{": "}"}
-
-
-def match_bracket(tokens: list[Token], i: int, smap: SourceMap) -> int:
-    """Index of the bracket closing ``tokens[i]``."""
-    stack = [tokens[i]]
-    j = i + 1
-    while j < len(tokens):
-        t = tokens[j]
-        if t.kind == "punct":
-            if t.text in _CLOSE:
-                stack.append(t)
-            elif t.text in (")", "]", "}"):
-                opener = stack.pop()
-                if _CLOSE[opener.text] != t.text:
-                    raise smap.error_at(
-                        f"'{t.text}' does not match '{opener.text}' opened on line {opener.line}",
-                        t)
-                if not stack:
-                    return j
-        j += 1
-    raise smap.error_at(f"'{tokens[i].text}' is never closed", tokens[i])
-
-
-def next_significant(tokens: list[Token], i: int) -> int:
-    """Index of the first significant token at or after ``i`` (len if none)."""
-    while i < len(tokens) and tokens[i].kind in ("ws", "comment"):
-        i += 1
-    return i
-
-
 def _parse_params(tokens: list[Token], smap: SourceMap, opener: Token) -> list[Param]:
     params: list[Param] = []
     groups: list[list[Token]] = [[]]
@@ -329,6 +202,7 @@ def _parse_params(tokens: list[Token], smap: SourceMap, opener: Token) -> list[P
             raise smap.error_at(
                 "a kernel parameter needs a type and a name ('T* x', 'const T* x', 'T a')",
                 group[0])
+        check_vector_param(name.text, type_name, stars == 1, name, smap)
         params.append(Param(name.text, type_name, stars == 1, const and stars == 1, idx))
     seen: set[str] = set()
     for p in params:
@@ -380,7 +254,7 @@ def parse(smap: SourceMap) -> Module:
         t = tokens[i]
         if t.kind == "pp" and "@" in _strip_pp_comments(t.text):
             raise smap.error_at("@ constructs cannot be used inside preprocessor directives", t)
-        if t.kind == "punct" and t.text in _CLOSE:
+        if t.kind == "punct" and t.text in CLOSING:
             depth += 1
         elif t.kind == "punct" and t.text in (")", "]", "}"):
             depth -= 1
@@ -398,7 +272,7 @@ def parse(smap: SourceMap) -> Module:
         helpers.append(t)
         i += 1
     if depth != 0:
-        opener = next((t for t in reversed(tokens) if t.kind == "punct" and t.text in _CLOSE),
+        opener = next((t for t in reversed(tokens) if t.kind == "punct" and t.text in CLOSING),
                       tokens[-1] if tokens else Token("ws", "", 1, 1))
         raise smap.error_at(f"'{opener.text}' is never closed", opener)
     if not kernels:
@@ -439,7 +313,10 @@ def _strip_pp_comments(text: str) -> str:
 KERNEL_CONSTRUCTS = frozenset({
     "@index", "@ndrange", "@groupsize", "@localmem", "@private", "@uniform", "@synchronize",
     "@groupreduce",
-    "@groups", "@print",
+    # subgroup operations (portakern.subgroups)
+    "@subgroupsize", "@subgroupid", "@laneid", "@shuffle", "@shuffle_down", "@shuffle_up",
+    "@shuffle_xor", "@broadcast", "@subgroupreduce",
+    "@groups", "@print", "@vload", "@vstore",
 })
 
 HELPER_CONSTRUCTS = frozenset(
@@ -447,6 +324,8 @@ HELPER_CONSTRUCTS = frozenset(
 
 
 def _check_helper_construct(t: Token, smap: SourceMap) -> None:
+    if t.text == "@synchronize":
+        return  # a void helper with a barrier is inlined (portakern.barrier_helpers)
     if t.text not in HELPER_CONSTRUCTS:
         if t.text in KERNEL_CONSTRUCTS:
             raise smap.error_at(
@@ -494,7 +373,9 @@ def _parse_kernel(tokens: list[Token], i: int, smap: SourceMap) -> tuple[KernelD
     bclose = match_bracket(tokens, b, smap)
     for t in tokens[b + 1:bclose]:
         _check_reserved(t, smap)
-    type_vars = tuple(dict.fromkeys(p.type for p in params if p.type not in KNOWN_TYPES))
+    type_vars = tuple(dict.fromkeys(p.type for p in params
+                                    if p.type not in KNOWN_TYPES and p.type not in VECTOR_TYPES))
+    check_components(tokens[b + 1:bclose], params, smap)
     kernel = KernelDef(name.text, params, tokens[b + 1:bclose], unsafe, at.line, type_vars,
                        at.col, **options)  # type: ignore[arg-type]
     return kernel, bclose + 1

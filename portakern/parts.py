@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .language import Token
+from .tokens import Token
 
-__all__ = ["Gen", "Call", "UniformMark", "BARRIER", "GROUPREDUCE", "BLANK", "is_barrier", "code",
-           "is_tok", "declarator_name", "split_after", "split_gen", "split_top", "index_of",
-           "match_items", "split_statements", "declarators", "declared_name", "is_unary",
-           "match_back", "assigned_target", "operand_target", "if_branches"]
+__all__ = ["Gen", "Call", "UniformMark", "BARRIER", "GROUPREDUCE", "SUBGROUP", "BLANK",
+           "is_barrier", "code", "is_tok", "declarator_name", "split_after", "split_gen",
+           "split_top", "index_of", "match_items", "split_statements", "declarators",
+           "declared_name", "is_unary", "match_back", "assigned_target", "operand_target",
+           "if_branches"]
 
 #: Token kinds that are not code for the statement structure: blanks, comments and
 #: preprocessor lines (a ``#pragma unroll`` belongs to the statement after it).
@@ -27,6 +28,9 @@ BARRIER = "barrier"
 #: The primitive macro a ``@groupreduce`` statement lowers to: a collective that every
 #: work-item of the group reaches, so it counts as a barrier everywhere one does.
 GROUPREDUCE = "groupreduce"
+#: The primitive macro a subgroup collective (``@shuffle``, ``@subgroupreduce``, ...) lowers
+#: to (:mod:`portakern.subgroups`): a collective too.
+SUBGROUP = "subgroup"
 
 
 @dataclass(frozen=True)
@@ -64,7 +68,7 @@ class UniformMark:
 
 def is_barrier(it: object) -> bool:
     """Whether a part is a lowered ``@synchronize()`` or group collective (``@groupreduce``)."""
-    return isinstance(it, Call) and it.macro in (BARRIER, GROUPREDUCE)
+    return isinstance(it, Call) and it.macro in (BARRIER, GROUPREDUCE, SUBGROUP)
 
 
 def code(items: list) -> list:

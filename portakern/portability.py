@@ -11,9 +11,6 @@ for OpenCL.
 What is reported, and for which targets:
 
 * a call of ``printf``: Metal and the native C++ path (``CPU()``) have none;
-* a pointer variable (``const float* row = x + i * n;``) or a helper function's
-  pointer parameter: Metal and OpenCL C need an address space on every pointer,
-  which portakern does not infer yet;
 * a word Metal (or OpenCL C) reserves, used as a name (``vertex``, ``thread``,
   ``local``, ...).
 """
@@ -23,26 +20,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .language import KernelDef, Module, Token, significant
+from .pointers import check_pointer_depth
 from .targets import (
     METAL_RESERVED_WORDS,
     OPENCL_RESERVED_WORDS,
     builtin_targets,
     target_info,
 )
-from .types import KNOWN_TYPES
 
 __all__ = ["Issue", "METAL_RESERVED_WORDS", "OPENCL_RESERVED_WORDS", "SCANNED_TARGETS",
            "scan", "merge"]
 
 #: The built-in targets a kernel is scanned for (``c`` is CPU()'s native C++ path).
 SCANNED_TARGETS = builtin_targets()
-
-#: Address-space words a target escape may write before a pointer's type.
-_ADDRESS_SPACES = frozenset({"device", "threadgroup", "thread", "constant", "__global",
-                             "__local", "__private", "__constant", "global", "local",
-                             "private"})
-_DECL_QUALIFIERS = frozenset({"const", "volatile", "static", "inline", "restrict",
-                              "__restrict__", "unsigned", "signed"})
 
 
 @dataclass(frozen=True)
@@ -72,7 +62,6 @@ def scan(module: Module, kernel: KernelDef, target: str) -> list[Issue]:
     filename = module.source_map.filename
     body = significant(kernel.body)
     helpers = significant(module.helpers)
-    type_words = KNOWN_TYPES | set(kernel.type_vars) | set(module.type_names)
     found: list[tuple[str, Token, str]] = []
     info = target_info(target)
     if not info.printf:
@@ -83,9 +72,9 @@ def scan(module: Module, kernel: KernelDef, target: str) -> list[Issue]:
         found += [("print", t, "@print prints nothing there (Metal has no printf in compute "
                    "kernels); the kernel runs without the output")
                   for t in body if t.kind == "at" and t.text == "@print"]
-    if info.pointer_address_spaces:
-        found += _pointer_declarations(helpers, type_words, helper=True)
-        found += _pointer_declarations(body, type_words, helper=False)
+    # Pointers are portable: portakern.pointers infers their address spaces; a pointer
+    # to a pointer is refused on every target.
+    check_pointer_depth(kernel.body + module.helpers, filename)
     reserved = info.reserved_words
     if reserved:
         # The message does not name the target: merge() lists every target lacking it.
@@ -133,55 +122,3 @@ def _reserved_names(tokens: list[Token], reserved: frozenset[str]) -> list[Token
             continue
         out.append(t)
     return out
-
-
-def _pointer_declarations(tokens: list[Token], type_words: set[str] | frozenset[str],
-                          *, helper: bool) -> list[tuple[str, Token, str]]:
-    """``T* name`` declarations (``TYPE [const] * [const] NAME`` then ``= ; , ) [``)."""
-    found = []
-    depth = 0
-    params_depth: int | None = None  # depth inside a helper's parameter list
-    for n, t in enumerate(tokens):
-        if t.kind == "punct" and t.text in "([{":
-            if (helper and t.text == "(" and depth == 0 and n
-                    and tokens[n - 1].kind == "id"):
-                params_depth = depth + 1
-            depth += 1
-            continue
-        if t.kind == "punct" and t.text in ")]}":
-            depth -= 1
-            if params_depth is not None and depth < params_depth:
-                params_depth = None
-            continue
-        if t.kind != "id" or t.text not in type_words:
-            continue
-        k = n - 1
-        while k >= 0 and tokens[k].kind == "id" and tokens[k].text in _DECL_QUALIFIERS:
-            k -= 1
-        if k >= 0 and tokens[k].kind == "id" and tokens[k].text in _ADDRESS_SPACES:
-            continue  # a target escape spelled the address space out
-        j = n + 1
-        while j < len(tokens) and tokens[j].kind == "id" and tokens[j].text in _DECL_QUALIFIERS:
-            j += 1
-        if j >= len(tokens) or not tokens[j].is_punct("*"):
-            continue
-        j += 1
-        while j < len(tokens) and tokens[j].kind == "id" and tokens[j].text in _DECL_QUALIFIERS:
-            j += 1
-        if j + 1 >= len(tokens) or tokens[j].kind != "id":
-            continue
-        if tokens[j + 1].kind != "punct" or tokens[j + 1].text not in ("=", ";", ",", ")", "["):
-            continue
-        name = tokens[j]
-        if params_depth is not None and depth == params_depth:
-            found.append(("pointer", name,
-                          f"helper parameter {name.text!r} is a pointer: Metal and OpenCL "
-                          f"need an address space on it, which portakern does not infer "
-                          f"yet; pass the elements (or an index and compute in the "
-                          f"kernel), or make the helper a #define macro"))
-        else:
-            found.append(("pointer", name,
-                          f"pointer variable {name.text!r} has no address space: Metal and "
-                          f"OpenCL need one, which portakern does not infer yet; index "
-                          f"the array itself (x[i * n + k]) instead"))
-    return found

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from .language import SourceMap, Token
+from .subgroups import COLLECTIVES as _SUBGROUP_COLLECTIVES
 
 __all__ = ["Barrier", "Block", "BodyFacts", "If", "Jump", "Label", "Loop", "Node", "Simple",
            "Switch", "Visitor", "body_facts", "parse_body", "tokens_of", "walk"]
@@ -225,8 +226,9 @@ def body_facts(root: Block) -> BodyFacts:
                     loops.append(outer)
         elif isinstance(node, Simple):
             constructs.update(node.constructs)
-    # @groupreduce is a collective: on a lockstep target it is a loop over the items too.
-    lockstep = bool(barriers) or "@localmem" in constructs or "@groupreduce" in constructs
+    # @groupreduce and the subgroup collectives: on a lockstep target, loops over the items too.
+    lockstep = bool(barriers) or "@localmem" in constructs or "@groupreduce" in constructs \
+        or not constructs.isdisjoint(_SUBGROUP_COLLECTIVES)
     jumps: list[Jump] = []
     if lockstep:
         for node, ancestors in walk(root):

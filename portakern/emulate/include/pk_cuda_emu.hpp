@@ -29,6 +29,23 @@ extern "C" void pk_emu_fault(const char* fmt, ...);
 #define __constant__ static
 
 struct uint3 { unsigned int x, y, z; };
+// CUDA's vector types (vector_types.h): aggregates with CUDA's alignment and no operators
+// (the CUDA prelude adds those portakern's vector types use), with their make_ functions.
+#define PK_VEC2(T, E, A) struct alignas(A) T { E x, y; }; \
+    static inline T make_##T(E x, E y) { T r = {x, y}; return r; }
+#define PK_VEC3(T, E) struct T { E x, y, z; }; \
+    static inline T make_##T(E x, E y, E z) { T r = {x, y, z}; return r; }
+#define PK_VEC4(T, E, A) struct alignas(A) T { E x, y, z, w; }; \
+    static inline T make_##T(E x, E y, E z, E w) { T r = {x, y, z, w}; return r; }
+PK_VEC2(float2, float, 8) PK_VEC3(float3, float) PK_VEC4(float4, float, 16)
+PK_VEC2(double2, double, 16) PK_VEC3(double3, double)
+PK_VEC2(int2, int, 8) PK_VEC3(int3, int) PK_VEC4(int4, int, 16)
+PK_VEC2(uint2, unsigned int, 8) PK_VEC4(uint4, unsigned int, 16)
+static inline uint3 make_uint3(unsigned int x, unsigned int y, unsigned int z) { uint3 r = {x, y, z}; return r; }
+PK_VEC2(uchar2, unsigned char, 2) PK_VEC3(uchar3, unsigned char) PK_VEC4(uchar4, unsigned char, 4)
+#undef PK_VEC2
+#undef PK_VEC3
+#undef PK_VEC4
 struct dim3 { unsigned int x, y, z; };
 static thread_local uint3 threadIdx, blockIdx;
 static thread_local dim3 blockDim, gridDim;
