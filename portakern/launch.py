@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import operator
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -28,8 +28,9 @@ from .errors import (
 from .language import KernelDef, declared_workgroup
 from .timing import Launch
 
-if TYPE_CHECKING:
-    from .kernels import Kernel
+#: The kernel a launcher is made for (a :class:`portakern.Kernel`; portakern.kernels
+#: imports this module, so the type is not imported back).
+Kernel = Any
 
 __all__ = ["LaunchPlan", "Launcher", "normalize_ndrange", "normalize_workgroup"]
 
@@ -118,6 +119,10 @@ class Launcher:
         #: (:func:`~portakern.arguments.prepare`) of the arrays ``memo`` remembers, with
         #: that plan; ``run`` is None until the second launch of the two in a row.
         self._prepared: tuple | None = None
+        #: (memo, prepared, ndrange as passed, workgroupsize, ndrange args): the last
+        #: launch that ran prepared, for the next with the same ndrange and workgroup
+        #: size (see :meth:`warm`); valid while ``memo``/``prepared`` are current.
+        self._fast: tuple | None = None
         if workgroupsize is not None:
             ndim = len(self.static_ndrange) if self.static_ndrange is not None else None
             if ndim is not None:
@@ -133,7 +138,7 @@ class Launcher:
         from ._recipes import intern_launcher, launcher_recipe, rebuild_launcher
 
         intern_launcher(self)
-        return rebuild_launcher, launcher_recipe(self)
+        return rebuild_launcher, (type(self), *launcher_recipe(self))
 
     def __dask_tokenize__(self) -> str:
         from ._recipes import launcher_token
@@ -176,6 +181,17 @@ class Launcher:
 
     def __call__(self, *args: Any, ndrange: Any = None, workgroupsize: Any = None) -> Launch:
         """Check the arguments and launch; return the launch's handle (:class:`Launch`)."""
+        return self.run_args(args, ndrange, workgroupsize)
+
+    def run_args(self, args: tuple, ndrange: Any = None, workgroupsize: Any = None) -> Launch:
+        """``self(*args, ndrange=..., workgroupsize=...)`` with the arguments as one tuple.
+
+        What a direct call (``kernel(*args, ndrange=...)``) forwards to, without
+        packing the arguments again.
+        """
+        done = self.warm(args, ndrange, workgroupsize)
+        if done is not None:
+            return done
         nd = self._ndrange(ndrange)
         backend = self.runner or self._route()
         kdef = self.kernel.parsed(backend.target)[1]
@@ -204,6 +220,8 @@ class Launcher:
                 and prepared[4] is workgroupsize and not timing.active:
             launch_args.extend(prepared[1].sizes)
             prepared[2](launch_args)
+            self._fast = (memo, prepared, ndrange if ndrange is None else nd, workgroupsize,
+                          prepared[1].sizes)
             return self._done or self._handle()
         # What follows the argument checks depends only on the bindings, the ndrange
         # and the workgroup size, so it is worked out once per combination: a warm
@@ -254,6 +272,31 @@ class Launcher:
             else:
                 self._prepared = (memo, plan, None, nd, workgroupsize, False)
         return self._done or self._handle()
+
+    def warm(self, args: tuple, ndrange: Any = None, workgroupsize: Any = None,
+             ) -> Launch | None:
+        """Relaunch what the last prepared launch ran, if ``args`` are the same; else None.
+
+        The warm path (DESIGN section 4: under 3 us): the ndrange and workgroup size of
+        the last prepared launch and the arrays it remembered. All that a launch with
+        them decided (backend, kernel variant, plan, bounds check, argument block)
+        holds; :func:`~portakern.arguments.recall` re-checks each argument (an array's
+        dtype, shape and flags can change in place). None means nothing ran: the
+        caller launches the long way.
+        """
+        fast = self._fast
+        if fast is not None and workgroupsize is fast[3] and (
+                ndrange is fast[2] or type(ndrange) is tuple and ndrange == fast[2]
+                and _all_int(ndrange)) \
+                and fast[0] is self._memo and fast[1] is self._prepared \
+                and not timing.active:
+            hit = recall(fast[0], args, self.runner)
+            if hit is not None:
+                launch_args = hit[0]
+                launch_args.extend(fast[4])
+                fast[1][2](launch_args)
+                return self._done or self._handle()
+        return None
 
     def _handle(self) -> Launch:
         """The handle untimed launches return: one per launcher, made on first use."""
@@ -345,6 +388,14 @@ class Launcher:
 _UNCACHED = object()
 _MAX_PLANS = 256
 _INDEX_MAX = 2**63 - 1
+
+
+def _all_int(nd: tuple) -> bool:
+    """Whether every extent is a Python int (``(4.0,) == (4,)``, but 4.0 is refused)."""
+    for n in nd:
+        if type(n) is not int:
+            return False
+    return True
 
 
 def _with_declared(kdef: KernelDef, ndim: int, wg: tuple[int, ...] | None,

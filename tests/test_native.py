@@ -13,7 +13,7 @@ from conftest import hammer_threads, unique_saxpy
 
 import portakern as pk
 from portakern import cache
-from portakern.backends import native
+from portakern.backends import native, native_build
 from portakern.backends.base import exact_groups
 from portakern.backends.native import NativeCPU
 from portakern.errors import BackendUnavailableError, CompilationError
@@ -176,10 +176,10 @@ def test_portakern_cpu_unknown_value_is_named(monkeypatch):
 
 
 def test_no_compiler_falls_back_to_opencl_or_fails_when_native_is_asked(monkeypatch):
-    from portakern.backends import opencl
+    from portakern.backends import cpu_paths
 
     monkeypatch.setattr(native, "_TOOLCHAIN", ["no C++ compiler found (set CXX)"])
-    monkeypatch.setattr(opencl, "_NATIVE", [])
+    monkeypatch.setattr(cpu_paths, "_NATIVE", [])
     monkeypatch.delenv("PORTAKERN_CPU", raising=False)
     y, x = np.ones(10, np.float32), np.arange(10, dtype=np.float32)
     assert type(_runner(pk.kernel(unique_saxpy()), y, x, np.float32(2), ndrange=10)) is pk.CPU
@@ -196,7 +196,7 @@ def test_cxx_that_is_not_a_compiler_is_skipped(monkeypatch, tmp_path):
     fake.chmod(0o755)
     monkeypatch.setenv("CXX", str(fake))
     monkeypatch.setenv("PORTAKERN_CACHE_DIR", str(tmp_path / "c"))
-    found = native._find_toolchain()
+    found = native_build.find_toolchain()
     assert not isinstance(found, str) and found.compiler != str(fake)
 
 
@@ -305,7 +305,7 @@ def test_shared_object_is_cached_and_reloaded(cache_dir, monkeypatch):
     (so,) = _objects(cache_dir)
     mtime = so.stat().st_mtime_ns
     # A new backend and kernel (a new process, as far as memory goes) must not compile.
-    monkeypatch.setattr(native.subprocess, "run", lambda *a, **k: pytest.fail("compiled"))
+    monkeypatch.setattr(native_build.subprocess, "run", lambda *a, **k: pytest.fail("compiled"))
     fresh = NativeCPU()
     launcher = pk.kernel(src)(pk.CPU())
     launcher.runner = fresh

@@ -73,8 +73,8 @@ y = np.zeros(1 << 16, np.float32)
 k(y, np.int64(10), ndrange=y.shape, workgroupsize=16)   # compiled and warm
 # "ready" once the launch runs: the runtime counts running launches in pk_rt_ctl[1], and
 # a launch counts itself after it has read the SIGINT counter (templates/c/module.j2).
-from portakern.backends import native
-ctl = ctypes.cast(native._RUNTIME[0][1], ctypes.POINTER(ctypes.c_int))
+from portakern.backends import native_runtime
+ctl = ctypes.cast(native_runtime.RUNTIME[0][1], ctypes.POINTER(ctypes.c_int))
 
 def announce():
     while ctl[1] == 0:
@@ -199,7 +199,7 @@ import json, os, sys, threading
 import multiprocessing as mp
 import numpy as np
 import portakern as pk
-from portakern.backends import native, opencl
+from portakern.backends import native_build, native_runtime, opencl
 
 INC = "@kernel void inc(float* y) { y[@index(Global, Linear)] += 1.0f; }"
 
@@ -216,7 +216,7 @@ if __name__ == "__main__":
     held, release = threading.Event(), threading.Event()
 
     def setup():
-        with opencl._LOCK, opencl._START_LOCK, native._LOCK, native._RT_LOCK:
+        with opencl._LOCK, opencl._START_LOCK, native_build.BUILD_LOCK, native_runtime.RT_LOCK:
             held.set()
             release.wait()
 

@@ -12,545 +12,66 @@ variants (glibc's libmvec) where a probe found them, so those loops vectorise to
 The work-item loops are clipped to the ndrange, so the kernel is rendered without
 its bounds mask (a kernel with ``unsafe_indices`` runs every item of its groups,
 as on a GPU). Kernels with ``@synchronize`` or ``@localmem`` are lowered with
-``lockstep`` (:func:`portakern.lower.lower_kernel`): their body runs once per group
-with a loop over the items between barriers; a ``NativeCPU(lockstep=True)``
-launches them over whole groups, masked. :meth:`portakern.backends.opencl.CPU.executor`
-decides which kernels come here.
+``lockstep`` (:mod:`portakern.lockstep`): their body runs once per group with a
+loop over the items between barriers, each stopping at the ndrange and vectorised
+across items where nothing orders them; a ``NativeCPU(lockstep=True)`` launches
+them over whole groups. :meth:`portakern.backends.opencl.CPU.executor` decides which
+kernels come here. The runtime library (Ctrl-C, integer division faults) is in
+:mod:`.native_runtime`, the argument block and geometry of a launch in
+:mod:`.native_args`.
 
 The compiler is ``$CXX`` or the first of ``g++``, ``clang++``, ``c++`` found on
-``PATH`` that builds a probe with ``-fopenmp``. Shared objects are kept in the disk
-cache (keyed by the source, the compiler, its flags and the host CPU, since they
-are built with ``-march=native``).
+``PATH`` that builds a probe with ``-fopenmp`` (:mod:`.native_build`, which also
+builds and loads the shared objects, kept in the disk cache).
 """
 
 from __future__ import annotations
 
 import ctypes
 import os
-import platform
-import shutil
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
 from ..errors import BackendUnavailableError, CompilationError
-from ..subprocesses import fork_safe_lock, run, scratch_dir
+from . import native_runtime
 from .base import Availability, Backend, cpu_groups
-from .host import NumPyArrays, arg_key, check_stack, stack_arrays
+from .host import NumPyArrays, stack_arrays
+from .native_args import argument_block, geometry_for, refreshed, stopped
+from .native_build import BUILD_LOCK, Compiled, Toolchain, build, find_toolchain
+from .native_runtime import (  # noqa: F401  (re-exported: tests and opencl.py)
+    RT_LOCK,
+    RUNTIME,
+    load_runtime,
+    runtime_file_name,
+    runtime_install,
+)
 
 __all__ = ["NativeCPU", "native_toolchain"]
 
-_FLAGS = ("-O3", "-march=native", "-std=c++17", "-fPIC", "-shared", "-fopenmp",
-          "-fno-math-errno", "-fno-strict-aliasing", "-fvisibility=hidden")
-# fork: OpenMP's threads are released before (_pause_openmp_at_fork), so a child's first
-# parallel loop starts a new pool; these locks are unlocked in the child (fork_safe_lock).
-_LOCK = fork_safe_lock()
-_BUILD_LOCKS: dict[str, Any] = {}
 
 #: The most work-items a workgroup may hold (PoCL's limit, so a launch that works
 #: on one CPU path works on the other).
 MAX_WORKGROUP = 4096
 #: Default workgroup extent along the fastest axis: a unit of parallel work.
 _CHUNK = 1024
-#: Seconds a compile may take before it is stopped (a hung compiler must not hang a launch).
-_COMPILE_TIMEOUT = 600
-
-
-class Toolchain:
-    """The compiler the native path uses, and what a probe found it can do."""
-
-    def __init__(self, compiler: str, simd_math: bool, float16: bool, identity: str) -> None:
-        self.compiler = compiler
-        self.simd_math = simd_math
-        self.float16 = float16
-        #: What a shared object depends on besides its source (cache key).
-        self.identity = identity
-
-    def flags(self) -> list[str]:
-        out = list(_FLAGS)
-        if self.simd_math:
-            out.append("-DPK_SIMD_MATH")
-        if self.is_gcc:
-            # GCC turns a division by a zero it can see (x / 0) into a trap instruction
-            # (SIGILL); kept a division, the runtime gives it the defined result.
-            out.append("-fno-isolate-erroneous-paths-dereference")
-        return out
-
-    @property
-    def is_gcc(self) -> bool:
-        name = os.path.basename(os.path.realpath(self.compiler))
-        return "clang" not in name and ("g++" in name or "gcc" in name)
-
-    def libs(self) -> list[str]:
-        return ["-lmvec", "-lm"] if self.simd_math else ["-lm"]
-
-    def __repr__(self) -> str:
-        return (f"<Toolchain {self.compiler} simd_math={self.simd_math} "
-                f"float16={self.float16}>")
-
 
 _TOOLCHAIN: list[Toolchain | str] = []
-
-_PROBE = r"""
-#include <math.h>
-#if defined(PK_SIMD_MATH)
-extern "C" {
-#pragma omp declare simd notinbranch
-float sinf(float);
-#pragma omp declare simd notinbranch
-double exp(double);
-#pragma omp declare simd notinbranch
-float powf(float, float);
-}
-#endif
-#if defined(PK_HALF)
-extern "C" _Float16 pk_half(_Float16 a) { return a + (_Float16)1; }
-#endif
-extern "C" __attribute__((visibility("default"))) int pk_probe(float* y, double* z, int n) {
-    int t = 0;
-#pragma omp parallel for reduction(+:t)
-    for (int g = 0; g < 4; ++g) t += 1;
-#pragma omp simd
-    for (int i = 0; i < n; ++i) { y[i] = sinf(y[i]) + powf(y[i], 2.0f); z[i] = exp(z[i]); }
-    return t;
-}
-"""
-
-
-def _cpu_identity() -> str:
-    """The host CPU as -march=native sees it: model and feature flags."""
-    parts = [platform.machine()]
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
-            for line in f:
-                if line.startswith(("model name", "flags", "Features", "CPU part")):
-                    parts.append(line.strip())
-                elif not line.strip():
-                    break  # the first processor's block is enough
-    except OSError:
-        pass
-    return "\n".join(parts)
-
-
-def _candidates() -> list[str]:
-    env = os.environ.get("CXX", "").strip()
-    names = [env] if env else []
-    names += ["g++", "clang++", "c++"]
-    found = []
-    for n in names:
-        path = shutil.which(n)
-        if path and path not in found:
-            found.append(path)
-    return found
-
-
-def _compiler_identity(path: str) -> str:
-    try:
-        st = os.stat(path)
-        real = os.path.realpath(path)
-        st_real = os.stat(real)
-    except OSError:
-        return path
-    return f"{path} {real} {st.st_size} {st_real.st_size} {int(st_real.st_mtime)}"
-
-
-def _probe(compiler: str, defines: list[str], libs: list[str]) -> bool:
-    # A compiler that outlives this process is killed, and the folder is removed (or swept).
-    with scratch_dir("probe") as tmp:
-        src = Path(tmp) / "probe.cpp"
-        out = Path(tmp) / "probe.so"
-        src.write_text(_PROBE, encoding="utf-8")
-        cmd = [compiler, *_FLAGS, *defines, str(src), "-o", str(out), *libs]
-        try:
-            done = run(cmd, timeout=120, text=False)
-        except (OSError, subprocess.SubprocessError):
-            return False
-        if done.returncode != 0:
-            return False
-        try:
-            lib = ctypes.CDLL(str(out))
-            y = np.linspace(0, 1, 16, dtype=np.float32)
-            z = np.zeros(16)
-            got = lib.pk_probe(y.ctypes.data_as(ctypes.c_void_p),
-                               z.ctypes.data_as(ctypes.c_void_p), ctypes.c_int(16))
-        except OSError:
-            return False
-        return got == 4 and bool(np.allclose(z, 1.0))
 
 
 def native_toolchain() -> Toolchain | str:
     """The toolchain, or a string saying why there is none (probed once, cached on disk)."""
     if _TOOLCHAIN:
         return _TOOLCHAIN[0]
-    with _LOCK:
+    with BUILD_LOCK:
         if not _TOOLCHAIN:
-            _TOOLCHAIN.append(_find_toolchain())
+            _TOOLCHAIN.append(find_toolchain())
     return _TOOLCHAIN[0]
-
-
-def _find_toolchain() -> Toolchain | str:
-    from .. import cache
-
-    candidates = _candidates()
-    if not candidates:
-        return ("no C++ compiler found (set CXX, or install g++: "
-                "'apt-get install g++' / 'xcode-select --install')")
-    store = cache.default_cache()
-    cpu = _cpu_identity()
-    for compiler in candidates:
-        ident = _compiler_identity(compiler)
-        key = cache.make_key("native-probe", ident, _FLAGS, cpu, sys.platform)
-        known = store.get("native-probe", key)
-        if known is None:
-            if not _probe(compiler, [], ["-lm"]):
-                store.put("native-probe", key, b"none")
-                continue
-            simd = _probe(compiler, ["-DPK_SIMD_MATH"], ["-lmvec", "-lm"])
-            half = _probe(compiler, ["-DPK_HALF"], ["-lm"])
-            known = b"ok" + (b" simd" if simd else b"") + (b" half" if half else b"")
-            store.put("native-probe", key, known)
-        if known == b"none":
-            continue
-        words = known.split()
-        return Toolchain(compiler, b"simd" in words, b"half" in words,
-                         f"{ident}\n{cpu}\n{sys.platform}")
-    return (f"no C++ compiler here builds with OpenMP (tried {', '.join(candidates)}); "
-            "install g++ (with libgomp), or set CXX")
-
-
-#: OpenMP worker threads' stack, unless the user set OMP_STACKSIZE: a barrier kernel
-#: keeps each work-item's variables and the group's @localmem on its thread's stack.
-_OMP_STACKSIZE = "64M"
-#: How OpenMP's idle threads wait, unless the user set OMP_WAIT_POLICY: libgomp's default
-#: spins for a while after each parallel loop, which on a machine whose cores are busy
-#: costs every launch with more than one workgroup a scheduler time slice (1-16 ms)
-#: instead of tens of microseconds; passive threads sleep at once (docs/performance.md).
-_OMP_WAIT_POLICY = "passive"
-
-
-def _omp_environment() -> None:
-    """Set the OpenMP variables portakern relies on, before the OpenMP runtime loads.
-
-    libgomp reads its environment once, when it is loaded: with the toolchain probe or
-    the first kernel, both later than this module's import. A process that loaded
-    OpenMP earlier (through another library) keeps that library's settings.
-    """
-    os.environ.setdefault("OMP_STACKSIZE", _OMP_STACKSIZE)
-    os.environ.setdefault("OMP_WAIT_POLICY", _OMP_WAIT_POLICY)
-
-
-_omp_environment()
-
-
-class _Compiled:
-    """A loaded shared object's ``pk_launch``, with the last launch's argument block."""
-
-    __slots__ = ("fn", "lib", "source", "nparams", "scalars", "last", "geoms", "geom", "warm",
-                 "path", "name", "arrays", "__weakref__")
-
-    def __init__(self, lib: Any, rendered: Any, path: str) -> None:
-        from ..types import TYPE_DTYPES
-
-        _pause_openmp_at_fork(lib)
-        self.lib = lib
-        self.fn = lib.pk_launch
-        self.fn.restype = ctypes.c_int  # 1: stopped between workgroups by Ctrl-C
-        self.fn.argtypes = None
-        self.source = rendered.source
-        self.path = path
-        bindings = dict(rendered.bindings)
-        self.nparams = len(rendered.params)
-        self.scalars = [None if p.pointer else TYPE_DTYPES[bindings.get(p.type, p.type)]
-                        for p in rendered.params]
-        #: The last launch's argument block (:func:`_argument_block`); replaced, never
-        #: written to, when an argument changes (:func:`_refreshed`).
-        self.last: tuple | None = None
-        self.geoms: dict[tuple, Any] = {}
-        #: The last launch's geometry: (global size, local size, ndrange args, pk_geom).
-        self.geom: tuple | None = None
-        #: The last launch, for a relaunch with the same objects (see NativeCPU.launch).
-        self.warm: tuple | None = None
-        self.name = rendered.name
-        #: The fixed-size arrays the kernel puts on a thread's stack (checked per geometry).
-        self.arrays: list = []
-
-
-_FORK_HOOK: list[Any] = []
-_OMP_PAUSE_HARD = 2
-
-
-def _pause_openmp_at_fork(lib: Any) -> None:
-    """Release OpenMP's threads before a fork, once per process.
-
-    GCC's libgomp does not survive a fork: a child of a process that has run a
-    parallel loop hangs in its first one (``multiprocessing``'s default on Linux).
-    ``omp_pause_resource_all(omp_pause_hard)`` (OpenMP 5.0) stops the thread pool
-    before the fork; the parent restarts it on its next launch (~0.1 ms).
-    """
-    if _FORK_HOOK or not hasattr(os, "register_at_fork"):
-        return
-    with _LOCK:
-        if _FORK_HOOK:
-            return
-        try:
-            pause = lib.omp_pause_resource_all  # found through the object's dependencies
-        except AttributeError:
-            _FORK_HOOK.append(None)  # an OpenMP runtime without it (LLVM's handles fork)
-            return
-        pause.restype = ctypes.c_int
-        pause.argtypes = [ctypes.c_int]
-        _FORK_HOOK.append(pause)
-        os.register_at_fork(before=lambda: pause(_OMP_PAUSE_HARD))
-
-
-#: The runtime every kernel library is attached to (:func:`_runtime`): one C signal
-#: handler for SIGINT (Ctrl-C stops a launch between workgroups) and one for SIGFPE
-#: (integer division by zero, and ``INT_MIN / -1``, get one defined result instead of
-#: killing the process). Built once, like a kernel, and kept in the disk cache.
-_RUNTIME_SOURCE = r"""
-/* portakern native runtime: Ctrl-C and integer division faults (see native.py) */
-#include <signal.h>
-#include <stdint.h>
-#include <string.h>
-#if defined(__linux__) && defined(__x86_64__)
-#include <ucontext.h>
-#define PK_FIX_DIV 1
-#endif
-#define PK_EXPORT extern "C" __attribute__((visibility("default")))
-/* [0] advanced by each SIGINT; [1] launches running (native, or PoCL through pk_rt_enter). */
-PK_EXPORT int pk_rt_ctl[4] = {0, 0, 0, 0};
-static struct sigaction pk_old_int, pk_old_fpe;
-
-static void pk_chain(int sig, const struct sigaction* old, siginfo_t* info, void* uc) {
-    if (old->sa_flags & SA_SIGINFO) {
-        if (old->sa_sigaction) old->sa_sigaction(sig, info, uc);
-    } else if (old->sa_handler == SIG_DFL) {
-        sigaction(sig, old, 0);  /* the default action: the signal comes again, and acts */
-        if (sig == SIGINT) raise(sig);
-    } else if (old->sa_handler != SIG_IGN) {
-        old->sa_handler(sig);
-    }
-}
-
-static void pk_on_int(int sig, siginfo_t* info, void* uc) {
-    __atomic_add_fetch(&pk_rt_ctl[0], 1, __ATOMIC_RELAXED);
-    pk_chain(sig, &pk_old_int, info, uc);  /* Python's handler: KeyboardInterrupt on return */
-}
-
-#if defined(PK_FIX_DIV)
-static const int pk_regs[16] = {REG_RAX, REG_RCX, REG_RDX, REG_RBX, REG_RSP, REG_RBP, REG_RSI,
-                                REG_RDI, REG_R8, REG_R9, REG_R10, REG_R11, REG_R12, REG_R13,
-                                REG_R14, REG_R15};
-
-/* The faulting instruction is a DIV or IDIV (opcode F7 /6, /7): give it the defined result
-   (x / 0 == 0, x % 0 == x, INT_MIN / -1 == INT_MIN, INT_MIN % -1 == 0: what ARM's
-   SDIV/UDIV give) and step over it. Returns 0 for anything else. */
-static int pk_fix_div(ucontext_t* uc) {
-    greg_t* g = uc->uc_mcontext.gregs;
-    const unsigned char* p = (const unsigned char*)g[REG_RIP];
-    int n = 0, op16 = 0, rex = 0;
-    for (;; ++n) {
-        const unsigned char c = p[n];
-        if (c == 0x66) op16 = 1;
-        else if (c != 0x2e && c != 0x3e && c != 0x26 && c != 0x36 && c != 0xf2 && c != 0xf3) break;
-        if (n > 4) return 0;
-    }
-    if ((p[n] & 0xf0) == 0x40) rex = p[n++];
-    if (p[n++] != 0xf7) return 0;
-    const int modrm = p[n++], mod = modrm >> 6, reg = (modrm >> 3) & 7, rm = modrm & 7;
-    if (reg != 6 && reg != 7) return 0;
-    const int bits = (rex & 8) ? 64 : (op16 ? 16 : 32);
-    uint64_t raw = 0;
-    if (mod == 3) {
-        raw = (uint64_t)g[pk_regs[rm | ((rex & 1) << 3)]];
-    } else {
-        uint64_t addr = 0;
-        int32_t d32;
-        if (rm == 4) {
-            const int sib = p[n++], scale = sib >> 6;
-            const int index = ((sib >> 3) & 7) | ((rex & 2) << 2);
-            const int base = (sib & 7) | ((rex & 1) << 3);
-            if (index != 4) addr += (uint64_t)g[pk_regs[index]] << scale;
-            if ((sib & 7) == 5 && mod == 0) {
-                memcpy(&d32, p + n, 4); n += 4; addr += (int64_t)d32;
-            } else {
-                addr += (uint64_t)g[pk_regs[base]];
-            }
-        } else if (rm == 5 && mod == 0) {
-            memcpy(&d32, p + n, 4); n += 4;
-            addr = (uint64_t)(p + n) + (int64_t)d32;  /* RIP-relative: from the next instruction */
-        } else {
-            addr = (uint64_t)g[pk_regs[rm | ((rex & 1) << 3)]];
-        }
-        if (mod == 1) { addr += (int64_t)(int8_t)p[n]; n += 1; }
-        else if (mod == 2) { memcpy(&d32, p + n, 4); n += 4; addr += (int64_t)d32; }
-        memcpy(&raw, (const void*)addr, (size_t)(bits / 8));
-    }
-    const uint64_t mask = bits == 64 ? ~(uint64_t)0 : (((uint64_t)1 << bits) - 1);
-    raw &= mask;
-    const uint64_t lo = (uint64_t)g[REG_RAX] & mask;
-    uint64_t q, r;
-    if (raw == 0) { q = 0; r = lo; }
-    else if (reg == 7 && raw == mask) { q = lo; r = 0; }  /* INT_MIN / -1 */
-    else return 0;
-    if (bits == 16) {
-        g[REG_RAX] = (greg_t)(((uint64_t)g[REG_RAX] & ~mask) | q);
-        g[REG_RDX] = (greg_t)(((uint64_t)g[REG_RDX] & ~mask) | r);
-    } else {  /* a 32-bit result zero-extends into the register */
-        g[REG_RAX] = (greg_t)q;
-        g[REG_RDX] = (greg_t)r;
-    }
-    g[REG_RIP] += n;
-    return 1;
-}
-#endif
-
-static void pk_on_fpe(int sig, siginfo_t* info, void* uc) {
-#if defined(PK_FIX_DIV)
-    if (__atomic_load_n(&pk_rt_ctl[1], __ATOMIC_RELAXED) > 0 && pk_fix_div((ucontext_t*)uc)) return;
-#endif
-    pk_chain(sig, &pk_old_fpe, info, uc);  /* not a kernel's division: as before */
-}
-
-static void pk_take(int sig, void (*fn)(int, siginfo_t*, void*), struct sigaction* old) {
-    struct sigaction now, mine;
-    if (sigaction(sig, 0, &now) != 0) return;
-    if ((now.sa_flags & SA_SIGINFO) && now.sa_sigaction == fn) return;  /* already ours */
-    if (sig == SIGINT && !(now.sa_flags & SA_SIGINFO) && now.sa_handler == SIG_IGN) return;
-    memset(&mine, 0, sizeof mine);
-    mine.sa_sigaction = fn;
-    /* The flags of the handler it fronts: Python's has no SA_RESTART, so a blocking
-       read still returns EINTR and Python handles Ctrl-C at once. */
-    mine.sa_flags = SA_SIGINFO | (now.sa_flags & (SA_ONSTACK | SA_RESTART));
-    sigemptyset(&mine.sa_mask);
-    *old = now;
-    sigaction(sig, &mine, 0);
-}
-
-/* Puts the handlers in front of the present ones (Python's, faulthandler's, PoCL's). */
-PK_EXPORT void pk_rt_install(void) {
-    pk_take(SIGINT, pk_on_int, &pk_old_int);
-    pk_take(SIGFPE, pk_on_fpe, &pk_old_fpe);
-}
-PK_EXPORT void pk_rt_enter(void) { __atomic_add_fetch(&pk_rt_ctl[1], 1, __ATOMIC_RELAXED); }
-PK_EXPORT void pk_rt_leave(void) { __atomic_sub_fetch(&pk_rt_ctl[1], 1, __ATOMIC_RELAXED); }
-PK_EXPORT int pk_launch(void* const*, const long long*) { return 0; }
-"""
-
-#: [the runtime's library, the address of its ``pk_rt_ctl``], or [None, None] where it
-#: could not be built (then Ctrl-C waits for the launch, and a division by zero traps).
-_RUNTIME: list[Any] = []
-_RT_LOCK = fork_safe_lock()
-
-
-def _runtime(toolchain: Toolchain) -> tuple[Any, Any]:
-    """The native runtime (built or loaded once per process), with its handlers installed."""
-    if _RUNTIME:
-        return _RUNTIME[0]
-    from types import SimpleNamespace
-
-    with _RT_LOCK:
-        if _RUNTIME:
-            return _RUNTIME[0]
-        stub = SimpleNamespace(name="pk_runtime", source=_RUNTIME_SOURCE, params=(),
-                               bindings=(), user_source="", filename="pk_runtime.cpp")
-        try:
-            lib = _build(toolchain, stub).lib
-        except CompilationError:
-            _RUNTIME.append((None, None))
-            return _RUNTIME[0]
-        lib.pk_rt_install.restype = None
-        lib.pk_rt_enter.restype = None
-        lib.pk_rt_leave.restype = None
-        ctl = ctypes.addressof(ctypes.c_int.in_dll(lib, "pk_rt_ctl"))
-        lib.pk_rt_install()
-        _RUNTIME.append((lib, ctypes.c_void_p(ctl)))
-    return _RUNTIME[0]
-
-
-def runtime_file_name(toolchain: Toolchain) -> str:
-    """The runtime's file name in the disk cache's ``native`` folder (as :func:`_build` keys it)."""
-    from .. import cache
-
-    key = cache.make_key("native", _RUNTIME_SOURCE, tuple(toolchain.flags()),
-                         tuple(toolchain.libs()), toolchain.identity)
-    return f"{key}.so"
-
-
-def runtime_install() -> None:
-    """Put the runtime's signal handlers back in front (after PoCL has started, say)."""
-    if _RUNTIME and _RUNTIME[0][0] is not None:
-        _RUNTIME[0][0].pk_rt_install()
 
 
 def runtime_guard() -> Any:
     """The runtime (or None) whose ``pk_rt_enter``/``pk_rt_leave`` bracket a PoCL launch."""
-    if not _RUNTIME:
-        toolchain = native_toolchain()
-        if isinstance(toolchain, str):
-            return None
-        _runtime(toolchain)
-    return _RUNTIME[0][0]
-
-
-def _build(toolchain: Toolchain, rendered: Any) -> _Compiled:
-    from .. import cache
-
-    # Read by the OpenMP runtime when it is first loaded, with the first kernel.
-    os.environ.setdefault("OMP_STACKSIZE", _OMP_STACKSIZE)
-
-    flags = toolchain.flags()
-    key = cache.make_key("native", rendered.source, tuple(flags), tuple(toolchain.libs()),
-                         toolchain.identity)
-    store = cache.default_cache()
-    name = f"{key}.so"
-    hit = _load(store, name, rendered)
-    if hit is not None:
-        return hit
-    with _LOCK:
-        lock = _BUILD_LOCKS.setdefault(key, fork_safe_lock())
-    with lock:
-        hit = _load(store, name, rendered)  # another thread built it
-        if hit is not None:
-            return hit
-        from ..subprocesses import run, scratch_dir
-
-        with scratch_dir("build") as tmp:
-            src = Path(tmp) / f"{rendered.name}.cpp"
-            src.write_text(rendered.source, encoding="utf-8")
-            built = Path(tmp) / name
-            cmd = [toolchain.compiler, *flags, str(src), "-o", str(built), *toolchain.libs()]
-            try:
-                done = run(cmd, timeout=_COMPILE_TIMEOUT)
-            except subprocess.TimeoutExpired as exc:
-                raise CompilationError(
-                    f"C++ compilation of kernel {rendered.name!r} (CPU, native path) took "
-                    f"over {_COMPILE_TIMEOUT} s and was stopped: {' '.join(cmd)}",
-                    log="", source=rendered.source, target="c") from exc
-            if done.returncode != 0:
-                from ..checks.diagnostics import compilation_error
-
-                raise compilation_error(
-                    f"C++ compilation of kernel {rendered.name!r} (CPU, native path) failed",
-                    done.stderr or done.stdout, rendered, "c")
-            # An unwritable cache warns once and keeps the build in memory.
-            store.put_library("native", name, built)
-            # Loaded from the private build folder, before it goes: the mapping
-            # outlives the file.
-            return _Compiled(ctypes.CDLL(str(built)), rendered, str(built))
-
-
-def _load(store: Any, name: str, rendered: Any) -> _Compiled | None:
-    """The cached shared object ``name``, or None (missing, damaged, or not a kernel).
-
-    :meth:`~portakern.cache.DiskCache.load_library` checks the entry's digest and
-    loads a private copy; a library without ``pk_launch`` is dropped and rebuilt.
-    """
-    return store.load_library("native", name,
-                              lambda lib: _Compiled(lib, rendered, f"<cache>/{name}"))
+    return native_runtime.runtime_guard(native_toolchain)
 
 
 class NativeCPU(NumPyArrays, Backend):
@@ -574,7 +95,7 @@ class NativeCPU(NumPyArrays, Backend):
         #: Elementwise kernels: the work-item loops stop at the ndrange, so no bounds
         #: mask and any workgroup shape. Barrier kernels run whole groups, masked.
         self.clips_ndrange = not lockstep
-        self._programs: dict[str, _Compiled] = {}
+        self._programs: dict[str, Compiled] = {}
         self._failed: dict[str, CompilationError] = {}
 
     @classmethod
@@ -597,19 +118,19 @@ class NativeCPU(NumPyArrays, Backend):
     def cache_key(self) -> Any:
         return ("native", self.toolchain.identity, self.lockstep)
 
-    def compile(self, rendered: Any) -> _Compiled:
+    def compile(self, rendered: Any) -> Compiled:
         hit = self._programs.get(rendered.source)
         if hit is None:
             failed = self._failed.get(rendered.source)
             if failed is not None:
                 raise failed  # the same source fails the same way: no second compile
             try:
-                hit = _build(self.toolchain, rendered)
+                hit = build(self.toolchain, rendered)
             except CompilationError as exc:
                 self._failed[rendered.source] = exc
                 raise
             hit.arrays = stack_arrays(rendered.source)
-            ctl = _runtime(self.toolchain)[1]
+            ctl = load_runtime(self.toolchain)[1]
             if ctl is not None:
                 hit.lib.pk_attach.restype = None
                 hit.lib.pk_attach(ctl)
@@ -657,15 +178,15 @@ class NativeCPU(NumPyArrays, Backend):
         if warm is not None and warm[0] is compiled.last and warm[1] is global_size \
                 and warm[2] is local_size and warm[3] == [*map(id, args)]:
             if compiled.fn(warm[4], warm[5]):
-                _stopped(compiled)
+                stopped(compiled)
             return
         compiled.warm = None
         n = compiled.nparams
         last = compiled.last
         if last is None:
-            last = compiled.last = _argument_block(compiled, args)
+            last = compiled.last = argument_block(compiled, args)
         else:
-            fresh = _refreshed(compiled, last, args, n)
+            fresh = refreshed(compiled, last, args, n)
             if fresh is not last:
                 last = compiled.last = fresh
         sizes = args[n:]
@@ -673,11 +194,11 @@ class NativeCPU(NumPyArrays, Backend):
         if geom is None or geom[0] is not global_size or geom[1] is not local_size \
                 or geom[2] != sizes:
             geom = compiled.geom = (global_size, local_size, sizes,
-                                    _geometry_for(compiled, sizes, global_size, local_size))
+                                    geometry_for(compiled, sizes, global_size, local_size))
         compiled.warm = (last, global_size, local_size, [*map(id, args)], last[1], geom[3],
                          [a for a in args if not isinstance(a, np.ndarray)])
         if compiled.fn(last[1], geom[3]):
-            _stopped(compiled)
+            stopped(compiled)
 
     def prepare_launch(self, compiled: Any, args: list, global_size: tuple[int, ...],
                        local_size: tuple[int, ...]) -> Any:
@@ -701,7 +222,7 @@ class NativeCPU(NumPyArrays, Backend):
                 keep.append(buf)
                 argv[i] = buf.ctypes.data
                 scalars.append((i, a))
-        geom = _geometry_for(compiled, args[n:], global_size, local_size)
+        geom = geometry_for(compiled, args[n:], global_size, local_size)
         fn, launch = compiled.fn, self.launch
 
         def run(args: list, _keep: list = keep) -> None:
@@ -710,7 +231,7 @@ class NativeCPU(NumPyArrays, Backend):
                     launch(compiled, args, global_size, local_size)
                     return
             if fn(argv, geom):
-                _stopped(compiled)
+                stopped(compiled)
 
         return run
 
@@ -758,98 +279,3 @@ class HostedNativeCPU(NativeCPU):
 
     def __repr__(self) -> str:
         return repr(self.owner)
-
-
-def _stopped(compiled: _Compiled) -> None:
-    """A launch that a SIGINT stopped between workgroups: its results are partial.
-
-    In the main thread Python's own handler raises ``KeyboardInterrupt`` as this
-    function is entered; elsewhere (or with a handler that does not raise) the
-    launch fails rather than return half-written arrays.
-    """
-    from ..errors import LaunchError
-
-    raise LaunchError(f"the launch (CPU, native path, {os.path.basename(compiled.path)}) was "
-                      "stopped by Ctrl-C (SIGINT) before every workgroup ran; its output "
-                      "arrays are partly written")
-
-
-def _geometry(sizes: list, global_size: tuple[int, ...], local_size: tuple[int, ...]) -> Any:
-    """``pk_geom``: the ndrange, then per hardware axis group size, group count, extent."""
-    groups = [-(-g // w) for g, w in zip(global_size, local_size, strict=True)]
-    values = [int(s) for s in sizes] + list(local_size) + groups + list(global_size)
-    return (ctypes.c_longlong * len(values))(*values)
-
-
-def _geometry_for(compiled: _Compiled, sizes: list, global_size: tuple[int, ...],
-                  local_size: tuple[int, ...]) -> Any:
-    """``pk_geom`` for a launch shape, once per shape (the stack check with it)."""
-    key = (global_size, local_size, *sizes)
-    geom = compiled.geoms.get(key)
-    if geom is None:
-        if compiled.arrays:
-            items = 1
-            for w in local_size:
-                items *= w
-            check_stack(compiled.name, compiled.arrays, items, "CPU, native path")
-        geom = _geometry(sizes, global_size, local_size)
-        if len(compiled.geoms) > 64:
-            compiled.geoms.clear()
-        compiled.geoms[key] = geom
-    return geom
-
-
-def _argument_block(compiled: _Compiled, args: list) -> tuple:
-    """``pk_argv`` for ``args``, and the record :func:`_refreshed` compares with.
-
-    Returns ``(keys, argv, buffers)``: per argument, an array's key is
-    :func:`~.host.arg_key`'s (a weak reference that drops the record when the array
-    dies, so a new array at the same address never meets a stale entry), a scalar's
-    its value and bytes; ``buffers[i]`` is the NumPy buffer scalar ``i`` is copied into.
-    """
-    n = compiled.nparams
-    argv = (ctypes.c_void_p * max(n, 1))()
-    keys: list = [None] * n
-    keep: list = [None] * n
-    for i in range(n):
-        a = args[i]
-        keys[i] = arg_key(a, compiled)
-        if isinstance(a, np.ndarray):
-            argv[i] = a.ctypes.data
-        else:
-            buf = keep[i] = np.array(a, dtype=compiled.scalars[i])
-            argv[i] = buf.ctypes.data
-    return keys, argv, keep
-
-
-def _refreshed(compiled: _Compiled, record: tuple, args: list, n: int) -> tuple:
-    """``record``, or a new record for ``args`` where any argument changed.
-
-    The same array or a scalar of the same type and bytes (not ==: 0.0 == -0.0, and
-    NaN != NaN) costs a comparison. A
-    published record is never written to (another thread's launch may be reading
-    it while the GIL is released): a change copies the block and rewrites only the
-    arguments that changed.
-    """
-    keys = record[0]
-    new = None
-    for i in range(n):
-        k = keys[i]
-        a = args[i]
-        ref = k[0]
-        if ref is None:
-            if a is k[1] or (type(a) is type(k[1]) and (
-                    a.tobytes() if isinstance(a, np.generic) else a) == k[2]):
-                continue
-        elif ref() is a:
-            continue
-        if new is None:
-            new = (list(keys), type(record[1]).from_buffer_copy(record[1]), list(record[2]))
-        new[0][i] = arg_key(a, compiled)
-        if isinstance(a, np.ndarray):
-            new[1][i] = a.ctypes.data
-            new[2][i] = None
-        else:
-            buf = new[2][i] = np.array(a, dtype=compiled.scalars[i])
-            new[1][i] = buf.ctypes.data
-    return record if new is None else new

@@ -61,29 +61,35 @@ extern "C" PK_EXPORT int pk_launch(void* const* pk_argv, const long long* pk_geo
             __atomic_store_n(&pk_stopped, 1, __ATOMIC_RELAXED);
             continue;
         }
-        const long long pk_g0 = pk_grp % pk_ng0;
-        const long long pk_g1 = pk_grp / pk_ng0;
+const long long pk_band = pk_grp / (8 * pk_ng0), pk_in = pk_grp % (8 * pk_ng0);
+        const long long pk_rows = pk_ng1 - pk_band * 8 < 8 ? pk_ng1 - pk_band * 8 : 8;
+        const long long pk_g0 = pk_in / pk_rows;
+        const long long pk_g1 = pk_band * 8 + pk_in % pk_rows;
 #line 2 "tests/declared_size_groups_print.pk"
 float tile[8][4];
 #line 3 "tests/declared_size_groups_print.pk"
 float total;
-
+for (long long pk_l1 = 0; pk_l1 < (pk_n0 - pk_g1 * pk_ls1 < pk_ls1 ? pk_n0 - pk_g1 * pk_ls1 : pk_ls1); ++pk_l1) 
+#pragma omp simd
+for (long long pk_l0 = 0; pk_l0 < (pk_n1 - pk_g0 * pk_ls0 < pk_ls0 ? pk_n1 - pk_g0 * pk_ls0 : pk_ls0); ++pk_l0) { const long long pk_lid = pk_l1 * pk_ls0 + pk_l0; 
     
     
     
 #line 4 "tests/declared_size_groups_print.pk"
-long long pk_priv_i[pk_items];long long pk_priv_j[pk_items];
-    long long pk_priv_li[pk_items];long long pk_priv_lj[pk_items];for (long long pk_l1 = 0; pk_l1 < pk_ls1; ++pk_l1) for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l1 * pk_ls0 + pk_l0; const bool pk_active = (pk_g1 * pk_ls1 + pk_l1) < pk_n0 && (pk_g0 * pk_ls0 + pk_l0) < pk_n1; auto& i = pk_priv_i[pk_lid]; auto& j = pk_priv_j[pk_lid]; auto& li = pk_priv_li[pk_lid]; auto& lj = pk_priv_lj[pk_lid];if (pk_active) {
-#line 4 "tests/declared_size_groups_print.pk"
-i = (pk_g1 * pk_ls1 + pk_l1);j = (pk_g0 * pk_ls0 + pk_l0);
-#line 5 "tests/declared_size_groups_print.pk"
-li = pk_l1;lj = pk_l0;
+long long i = (pk_g1 * pk_ls1 + pk_l1), j = (pk_g0 * pk_ls0 + pk_l0);
+    long long li = pk_l1, lj = pk_l0;
     if (li == 0 && lj == 0) total = 0;
-    tile[li][lj] = a[i * pk_n1 + j];}}
-    /* @synchronize: the work-item loop above has ended */;for (long long pk_l1 = 0; pk_l1 < pk_ls1; ++pk_l1) for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l1 * pk_ls0 + pk_l0; const bool pk_active = (pk_g1 * pk_ls1 + pk_l1) < pk_n0 && (pk_g0 * pk_ls0 + pk_l0) < pk_n1; auto& i = pk_priv_i[pk_lid]; auto& j = pk_priv_j[pk_lid]; auto& li = pk_priv_li[pk_lid]; auto& lj = pk_priv_lj[pk_lid];if (pk_active) {
-    y[i * pk_n1 + j] = tile[li][lj] * a[0] + (float)(pk_ng1 * (pk_ng1 * pk_ng0));
+    tile[li][lj] = a[i * pk_n1 + j];}
+    /* @synchronize: the work-item loop above has ended */;for (long long pk_l1 = 0; pk_l1 < (pk_n0 - pk_g1 * pk_ls1 < pk_ls1 ? pk_n0 - pk_g1 * pk_ls1 : pk_ls1); ++pk_l1) for (long long pk_l0 = 0; pk_l0 < (pk_n1 - pk_g0 * pk_ls0 < pk_ls0 ? pk_n1 - pk_g0 * pk_ls0 : pk_ls0); ++pk_l0) { const long long pk_lid = pk_l1 * pk_ls0 + pk_l0;  
+#line 4 "tests/declared_size_groups_print.pk"
+long long i = (pk_g1 * pk_ls1 + pk_l1), j = (pk_g0 * pk_ls0 + pk_l0); 
+#line 5 "tests/declared_size_groups_print.pk"
+long long li = pk_l1, lj = pk_l0;
+    
+#line 9 "tests/declared_size_groups_print.pk"
+y[i * pk_n1 + j] = tile[li][lj] * a[0] + (float)(pk_ng1 * (pk_ng1 * pk_ng0));
     if (i == 0 && j == 0) (printf("groups: %ld\n", (long long)(pk_ng1 * pk_ng0)), fflush(stdout));
-}}
+}
 
     }
     if (pk_c) __atomic_sub_fetch(pk_c + 1, 1, __ATOMIC_RELAXED);

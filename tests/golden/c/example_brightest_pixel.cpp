@@ -103,12 +103,16 @@ T)( x[((pk_g0 * pk_ls0 + pk_l0))]));} } top = pk_r; }
 for (long long pk_l0 = 0; pk_l0 < pk_e0; ++pk_l0) { const long long pk_lid = pk_l0;  pk_r = PK_GR_OP_min(pk_r, (
 #line 30 "portakern/examples/reduce.pk"
 long long)( x[((pk_g0 * pk_ls0 + pk_l0))] == top
-                                         ? ((pk_g0 * pk_ls0 + pk_l0)) : (long long)(pk_n0)));} } first = pk_r; }for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l0; const bool pk_active = (pk_g0 * pk_ls0 + pk_l0) < pk_n0;if (pk_active) {
-    if ((pk_l0) == 0) {
+                                         ? ((pk_g0 * pk_ls0 + pk_l0)) : (long long)(pk_n0)));} } first = pk_r; }
+#pragma omp simd
+for (long long pk_l0 = 0; pk_l0 < (1 < (pk_n0 - pk_g0 * pk_ls0 < pk_ls0 ? pk_n0 - pk_g0 * pk_ls0 : pk_ls0) ? 1 : (pk_n0 - pk_g0 * pk_ls0 < pk_ls0 ? pk_n0 - pk_g0 * pk_ls0 : pk_ls0)); ++pk_l0) { const long long pk_lid = pk_l0; 
+    
+#line 32 "portakern/examples/reduce.pk"
+if ((pk_l0) == 0) {
         best[(pk_g0)] = top;
         best_index[(pk_g0)] = first;
     }
-}}
+}
 
     }
     if (pk_c) __atomic_sub_fetch(pk_c + 1, 1, __ATOMIC_RELAXED);

@@ -128,20 +128,32 @@ unsigned int local_counts[256];
 const long long n = (pk_n0);
      const long long group = (pk_g0);
      const long long count = min((long long)(pk_ls0), n - group * (long long)(pk_ls0));
-     long long  pk_priv_lid[pk_items] ;for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l0; const bool pk_active = (pk_g0 * pk_ls0 + pk_l0) < pk_n0; auto& lid = pk_priv_lid[pk_lid];if (pk_active) {lid =  (pk_l0);
+#pragma omp simd
+for (long long pk_l0 = 0; pk_l0 < ((long long)(256) < (pk_n0 - pk_g0 * pk_ls0 < pk_ls0 ? pk_n0 - pk_g0 * pk_ls0 : pk_ls0) ? (long long)(256) : (pk_n0 - pk_g0 * pk_ls0 < pk_ls0 ? pk_n0 - pk_g0 * pk_ls0 : pk_ls0)); ++pk_l0) { const long long pk_lid = pk_l0; 
+    
+#line 17 "portakern/examples/histogram.pk"
+const long long lid = (pk_l0);
     for (long long b = lid; b < 256; b += count) {
         local_counts[b] = 0;
-    }}}
-    /* @synchronize: the work-item loop above has ended */;
-     long long  pk_priv_bin[pk_items] ;for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l0; const bool pk_active = (pk_g0 * pk_ls0 + pk_l0) < pk_n0; auto& lid = pk_priv_lid[pk_lid]; auto& bin = pk_priv_bin[pk_lid];if (pk_active) {bin =  ((long long)data[((pk_g0 * pk_ls0 + pk_l0))] * 256) / 256;
-    pk_local_atomic_add(&local_counts[bin], 1u);}}
-    /* @synchronize: the work-item loop above has ended */;for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l0; const bool pk_active = (pk_g0 * pk_ls0 + pk_l0) < pk_n0; auto& lid = pk_priv_lid[pk_lid]; auto& bin = pk_priv_bin[pk_lid];if (pk_active) {
-    for (long long b = lid; b < 256; b += count) {
+    }}
+    /* @synchronize: the work-item loop above has ended */;for (long long pk_l0 = 0; pk_l0 < (pk_n0 - pk_g0 * pk_ls0 < pk_ls0 ? pk_n0 - pk_g0 * pk_ls0 : pk_ls0); ++pk_l0) { const long long pk_lid = pk_l0;  
+#line 17 "portakern/examples/histogram.pk"
+const long long lid = (pk_l0);
+    
+#line 22 "portakern/examples/histogram.pk"
+const long long bin = ((long long)data[((pk_g0 * pk_ls0 + pk_l0))] * 256) / 256;
+    pk_local_atomic_add(&local_counts[bin], 1u);}
+    /* @synchronize: the work-item loop above has ended */;for (long long pk_l0 = 0; pk_l0 < ((long long)(256) < (pk_n0 - pk_g0 * pk_ls0 < pk_ls0 ? pk_n0 - pk_g0 * pk_ls0 : pk_ls0) ? (long long)(256) : (pk_n0 - pk_g0 * pk_ls0 < pk_ls0 ? pk_n0 - pk_g0 * pk_ls0 : pk_ls0)); ++pk_l0) { const long long pk_lid = pk_l0;  
+#line 17 "portakern/examples/histogram.pk"
+const long long lid = (pk_l0);
+    
+#line 25 "portakern/examples/histogram.pk"
+for (long long b = lid; b < 256; b += count) {
         if (local_counts[b] != 0) {
             pk_atomic_add(&counts[b], local_counts[b]);
         }
     }
-}}
+}
 
     }
     if (pk_c) __atomic_sub_fetch(pk_c + 1, 1, __ATOMIC_RELAXED);

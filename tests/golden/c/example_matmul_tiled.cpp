@@ -69,39 +69,61 @@ extern "C" PK_EXPORT int pk_launch(void* const* pk_argv, const long long* pk_geo
             __atomic_store_n(&pk_stopped, 1, __ATOMIC_RELAXED);
             continue;
         }
-        const long long pk_g0 = pk_grp % pk_ng0;
-        const long long pk_g1 = pk_grp / pk_ng0;
+const long long pk_band = pk_grp / (8 * pk_ng0), pk_in = pk_grp % (8 * pk_ng0);
+        const long long pk_rows = pk_ng1 - pk_band * 8 < 8 ? pk_ng1 - pk_band * 8 : 8;
+        const long long pk_g0 = pk_in / pk_rows;
+        const long long pk_g1 = pk_band * 8 + pk_in % pk_rows;
 #line 18 "portakern/examples/matmul_tiled.pk"
 T ta[16][16];
 #line 19 "portakern/examples/matmul_tiled.pk"
 T tb[16][16];
 
     
-#line 14 "portakern/examples/matmul_tiled.pk"
-long long pk_priv_row[pk_items];long long pk_priv_col[pk_items];
-    long long pk_priv_li[pk_items];long long pk_priv_lj[pk_items];
-     long long  pk_priv_M[pk_items] ;
-     long long  pk_priv_N[pk_items] ;
     
     
-    T  pk_priv_acc[pk_items] ;for (long long pk_l1 = 0; pk_l1 < pk_ls1; ++pk_l1) for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l1 * pk_ls0 + pk_l0;  auto& row = pk_priv_row[pk_lid]; auto& col = pk_priv_col[pk_lid]; auto& li = pk_priv_li[pk_lid]; auto& lj = pk_priv_lj[pk_lid]; auto& M = pk_priv_M[pk_lid]; auto& N = pk_priv_N[pk_lid]; auto& acc = pk_priv_acc[pk_lid];
+#line 20 "portakern/examples/matmul_tiled.pk"
+T  pk_priv_acc[pk_items] ;for (long long pk_l1 = 0; pk_l1 < pk_ls1; ++pk_l1) 
+#pragma omp simd
+for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l1 * pk_ls0 + pk_l0;  auto& acc = pk_priv_acc[pk_lid];
+    
 #line 14 "portakern/examples/matmul_tiled.pk"
-row = (pk_g1 * pk_ls1 + pk_l1);col = (pk_g0 * pk_ls0 + pk_l0);
-#line 15 "portakern/examples/matmul_tiled.pk"
-li = pk_l1;lj = pk_l0;
-#line 16 "portakern/examples/matmul_tiled.pk"
-M =  pk_n0;
-#line 17 "portakern/examples/matmul_tiled.pk"
-N =  pk_n1;
+long long row = (pk_g1 * pk_ls1 + pk_l1), col = (pk_g0 * pk_ls0 + pk_l0);
+    long long li = pk_l1, lj = pk_l0;
+    const long long M = pk_n0;
+    const long long N = pk_n1;
 #line 20 "portakern/examples/matmul_tiled.pk"
 acc =  0;}
-    for (long long k0 = 0; k0 < K; k0 += 16) {for (long long pk_l1 = 0; pk_l1 < pk_ls1; ++pk_l1) for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l1 * pk_ls0 + pk_l0;  auto& row = pk_priv_row[pk_lid]; auto& col = pk_priv_col[pk_lid]; auto& li = pk_priv_li[pk_lid]; auto& lj = pk_priv_lj[pk_lid]; auto& M = pk_priv_M[pk_lid]; auto& N = pk_priv_N[pk_lid]; auto& acc = pk_priv_acc[pk_lid];
-        ta[li][lj] = (row < M && k0 + lj < K) ? a[row * K + k0 + lj] : (T)0;
+    for (long long k0 = 0; k0 < K; k0 += 16) {for (long long pk_l1 = 0; pk_l1 < pk_ls1; ++pk_l1) 
+#pragma omp simd
+for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l1 * pk_ls0 + pk_l0;  
+#line 14 "portakern/examples/matmul_tiled.pk"
+long long row = (pk_g1 * pk_ls1 + pk_l1), col = (pk_g0 * pk_ls0 + pk_l0); 
+#line 15 "portakern/examples/matmul_tiled.pk"
+long long li = pk_l1, lj = pk_l0; 
+#line 16 "portakern/examples/matmul_tiled.pk"
+const long long M = pk_n0; 
+#line 17 "portakern/examples/matmul_tiled.pk"
+const long long N = pk_n1; auto& acc = pk_priv_acc[pk_lid];
+        
+#line 22 "portakern/examples/matmul_tiled.pk"
+ta[li][lj] = (row < M && k0 + lj < K) ? a[row * K + k0 + lj] : (T)0;
         tb[li][lj] = (k0 + li < K && col < N) ? b[(k0 + li) * N + col] : (T)0;}
-        /* @synchronize: the work-item loop above has ended */;for (long long pk_l1 = 0; pk_l1 < pk_ls1; ++pk_l1) for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l1 * pk_ls0 + pk_l0;  auto& row = pk_priv_row[pk_lid]; auto& col = pk_priv_col[pk_lid]; auto& li = pk_priv_li[pk_lid]; auto& lj = pk_priv_lj[pk_lid]; auto& M = pk_priv_M[pk_lid]; auto& N = pk_priv_N[pk_lid]; auto& acc = pk_priv_acc[pk_lid];
+        /* @synchronize: the work-item loop above has ended */;for (long long pk_l1 = 0; pk_l1 < pk_ls1; ++pk_l1) 
+#pragma omp simd
+for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l1 * pk_ls0 + pk_l0;  
+#line 14 "portakern/examples/matmul_tiled.pk"
+long long row = (pk_g1 * pk_ls1 + pk_l1), col = (pk_g0 * pk_ls0 + pk_l0); 
+#line 15 "portakern/examples/matmul_tiled.pk"
+long long li = pk_l1, lj = pk_l0; 
+#line 16 "portakern/examples/matmul_tiled.pk"
+const long long M = pk_n0; 
+#line 17 "portakern/examples/matmul_tiled.pk"
+const long long N = pk_n1; auto& acc = pk_priv_acc[pk_lid];
         // Unrolled at render time: TILE is a compile-time constant.
 
-        acc += ta[li][0] * tb[0][lj];
+        
+#line 27 "portakern/examples/matmul_tiled.pk"
+acc += ta[li][0] * tb[0][lj];
 
         
 #line 27 "portakern/examples/matmul_tiled.pk"
@@ -164,8 +186,20 @@ acc += ta[li][14] * tb[14][lj];
 acc += ta[li][15] * tb[15][lj];}
 
         /* @synchronize: the work-item loop above has ended */;
-    }for (long long pk_l1 = 0; pk_l1 < pk_ls1; ++pk_l1) for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l1 * pk_ls0 + pk_l0;  auto& row = pk_priv_row[pk_lid]; auto& col = pk_priv_col[pk_lid]; auto& li = pk_priv_li[pk_lid]; auto& lj = pk_priv_lj[pk_lid]; auto& M = pk_priv_M[pk_lid]; auto& N = pk_priv_N[pk_lid]; auto& acc = pk_priv_acc[pk_lid];
-    if (row < M && col < N) {
+    }for (long long pk_l1 = 0; pk_l1 < pk_ls1; ++pk_l1) 
+#pragma omp simd
+for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l1 * pk_ls0 + pk_l0;  
+#line 14 "portakern/examples/matmul_tiled.pk"
+long long row = (pk_g1 * pk_ls1 + pk_l1), col = (pk_g0 * pk_ls0 + pk_l0); 
+#line 15 "portakern/examples/matmul_tiled.pk"
+long long li = pk_l1, lj = pk_l0; 
+#line 16 "portakern/examples/matmul_tiled.pk"
+const long long M = pk_n0; 
+#line 17 "portakern/examples/matmul_tiled.pk"
+const long long N = pk_n1; auto& acc = pk_priv_acc[pk_lid];
+    
+#line 31 "portakern/examples/matmul_tiled.pk"
+if (row < M && col < N) {
         c[row * N + col] = acc;
     }
 }

@@ -94,11 +94,15 @@ T total; { T pk_r = PK_GR_ID_add(T);{ const long long pk_e0 = pk_n0 - pk_g0 * pk
 #pragma omp simd reduction(+:pk_r)
 for (long long pk_l0 = 0; pk_l0 < pk_e0; ++pk_l0) { const long long pk_lid = pk_l0;  pk_r = PK_GR_OP_add(pk_r, (
 #line 19 "portakern/examples/reduce.pk"
-T)( x[((pk_g0 * pk_ls0 + pk_l0))]));} } total = pk_r; }for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l0; const bool pk_active = (pk_g0 * pk_ls0 + pk_l0) < pk_n0;if (pk_active) {
-    if ((pk_l0) == 0) {
+T)( x[((pk_g0 * pk_ls0 + pk_l0))]));} } total = pk_r; }
+#pragma omp simd
+for (long long pk_l0 = 0; pk_l0 < (1 < (pk_n0 - pk_g0 * pk_ls0 < pk_ls0 ? pk_n0 - pk_g0 * pk_ls0 : pk_ls0) ? 1 : (pk_n0 - pk_g0 * pk_ls0 < pk_ls0 ? pk_n0 - pk_g0 * pk_ls0 : pk_ls0)); ++pk_l0) { const long long pk_lid = pk_l0; 
+    
+#line 20 "portakern/examples/reduce.pk"
+if ((pk_l0) == 0) {
         partial[(pk_g0)] = total;
     }
-}}
+}
 
     }
     if (pk_c) __atomic_sub_fetch(pk_c + 1, 1, __ATOMIC_RELAXED);

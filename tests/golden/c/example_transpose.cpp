@@ -65,43 +65,43 @@ extern "C" PK_EXPORT int pk_launch(void* const* pk_argv, const long long* pk_geo
             __atomic_store_n(&pk_stopped, 1, __ATOMIC_RELAXED);
             continue;
         }
-        const long long pk_g0 = pk_grp % pk_ng0;
-        const long long pk_g1 = pk_grp / pk_ng0;
+const long long pk_band = pk_grp / (8 * pk_ng0), pk_in = pk_grp % (8 * pk_ng0);
+        const long long pk_rows = pk_ng1 - pk_band * 8 < 8 ? pk_ng1 - pk_band * 8 : 8;
+        const long long pk_g0 = pk_in / pk_rows;
+        const long long pk_g1 = pk_band * 8 + pk_in % pk_rows;
 #line 12 "portakern/examples/transpose.pk"
 T tile[16][16 + 1];
-
+for (long long pk_l1 = 0; pk_l1 < pk_ls1; ++pk_l1) 
+#pragma omp simd
+for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l1 * pk_ls0 + pk_l0; 
     
     
 #line 13 "portakern/examples/transpose.pk"
-long long pk_priv_li[pk_items];long long pk_priv_lj[pk_items];
-    long long pk_priv_gi[pk_items];long long pk_priv_gj[pk_items];
-     long long  pk_priv_h[pk_items] ;
-     long long  pk_priv_w[pk_items] ;
-     long long  pk_priv_i[pk_items] ;
-     long long  pk_priv_j[pk_items] ;for (long long pk_l1 = 0; pk_l1 < pk_ls1; ++pk_l1) for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l1 * pk_ls0 + pk_l0;  auto& li = pk_priv_li[pk_lid]; auto& lj = pk_priv_lj[pk_lid]; auto& gi = pk_priv_gi[pk_lid]; auto& gj = pk_priv_gj[pk_lid]; auto& h = pk_priv_h[pk_lid]; auto& w = pk_priv_w[pk_lid]; auto& i = pk_priv_i[pk_lid]; auto& j = pk_priv_j[pk_lid];
-#line 13 "portakern/examples/transpose.pk"
-li = pk_l1;lj = pk_l0;
-#line 14 "portakern/examples/transpose.pk"
-gi = pk_g1;gj = pk_g0;
-#line 15 "portakern/examples/transpose.pk"
-h =  pk_n0;
-#line 16 "portakern/examples/transpose.pk"
-w =  pk_n1;
-#line 17 "portakern/examples/transpose.pk"
-i =  gi * 16 + li;
-#line 18 "portakern/examples/transpose.pk"
-j =  gj * 16 + lj;
+long long li = pk_l1, lj = pk_l0;
+    long long gi = pk_g1, gj = pk_g0;
+    const long long h = pk_n0;
+    const long long w = pk_n1;
+    const long long i = gi * 16 + li;
+    const long long j = gj * 16 + lj;
     if (i < h && j < w) {
         tile[li][lj] = in[i * w + j];
     }}
-    /* @synchronize: the work-item loop above has ended */;
+    /* @synchronize: the work-item loop above has ended */;for (long long pk_l1 = 0; pk_l1 < pk_ls1; ++pk_l1) 
+#pragma omp simd
+for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l1 * pk_ls0 + pk_l0;  
+#line 13 "portakern/examples/transpose.pk"
+long long li = pk_l1, lj = pk_l0; 
+#line 14 "portakern/examples/transpose.pk"
+long long gi = pk_g1, gj = pk_g0; 
+#line 15 "portakern/examples/transpose.pk"
+const long long h = pk_n0; 
+#line 16 "portakern/examples/transpose.pk"
+const long long w = pk_n1;
     // The group writes its tile to the mirrored block of out: out[oi][oj] = in[oj][oi].
-     long long  pk_priv_oi[pk_items] ;
-     long long  pk_priv_oj[pk_items] ;for (long long pk_l1 = 0; pk_l1 < pk_ls1; ++pk_l1) for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l1 * pk_ls0 + pk_l0;  auto& li = pk_priv_li[pk_lid]; auto& lj = pk_priv_lj[pk_lid]; auto& gi = pk_priv_gi[pk_lid]; auto& gj = pk_priv_gj[pk_lid]; auto& h = pk_priv_h[pk_lid]; auto& w = pk_priv_w[pk_lid]; auto& i = pk_priv_i[pk_lid]; auto& j = pk_priv_j[pk_lid]; auto& oi = pk_priv_oi[pk_lid]; auto& oj = pk_priv_oj[pk_lid];
+    
 #line 24 "portakern/examples/transpose.pk"
-oi =  gj * 16 + li;
-#line 25 "portakern/examples/transpose.pk"
-oj =  gi * 16 + lj;
+const long long oi = gj * 16 + li;
+    const long long oj = gi * 16 + lj;
     if (oi < w && oj < h) {
         out[oi * h + oj] = tile[lj][li];
     }

@@ -61,23 +61,37 @@ float buf[WG];
      
 #line 5 "tests/masked_reduction.pk"
 const long long n = pk_n0;
-     long long  pk_priv_i[pk_items] ;
-     long long  pk_priv_li[pk_items] ;
-    float  pk_priv_v[pk_items] ;float  pk_priv_unused[pk_items];for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l0; const bool pk_active = (pk_g0 * pk_ls0 + pk_l0) < pk_n0; auto& i = pk_priv_i[pk_lid]; auto& li = pk_priv_li[pk_lid]; auto& v = pk_priv_v[pk_lid]; auto& unused = pk_priv_unused[pk_lid];if (pk_active) {
+#pragma omp simd
+for (long long pk_l0 = 0; pk_l0 < (pk_n0 - pk_g0 * pk_ls0 < pk_ls0 ? pk_n0 - pk_g0 * pk_ls0 : pk_ls0); ++pk_l0) { const long long pk_lid = pk_l0; 
+    
 #line 6 "tests/masked_reduction.pk"
-i =  ((pk_g0 * pk_ls0 + pk_l0));
-#line 7 "tests/masked_reduction.pk"
-li =  (pk_l0);
-#line 8 "tests/masked_reduction.pk"
-v =  x[i];
-    buf[li] = v;}}
+const long long i = ((pk_g0 * pk_ls0 + pk_l0));
+    const long long li = (pk_l0);
+    float v = x[i], unused;
+    buf[li] = v;}
     /* @synchronize: the work-item loop above has ended */;
-    for (long long s = WG / 2; s > 0; s >>= 1) {for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l0; const bool pk_active = (pk_g0 * pk_ls0 + pk_l0) < pk_n0; auto& i = pk_priv_i[pk_lid]; auto& li = pk_priv_li[pk_lid]; auto& v = pk_priv_v[pk_lid]; auto& unused = pk_priv_unused[pk_lid];if (pk_active) {
-        if (li < s && i + s < n) buf[li] += buf[li + s];}}
+    for (long long s = WG / 2; s > 0; s >>= 1) {
+#pragma omp simd
+for (long long pk_l0 = 0; pk_l0 < (pk_n0 - pk_g0 * pk_ls0 < pk_ls0 ? pk_n0 - pk_g0 * pk_ls0 : pk_ls0); ++pk_l0) { const long long pk_lid = pk_l0;  
+#line 6 "tests/masked_reduction.pk"
+const long long i = ((pk_g0 * pk_ls0 + pk_l0)); 
+#line 7 "tests/masked_reduction.pk"
+const long long li = (pk_l0);
+        
+#line 12 "tests/masked_reduction.pk"
+if (li < s && i + s < n) buf[li] += buf[li + s];}
         /* @synchronize: the work-item loop above has ended */;
-    }for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l0; const bool pk_active = (pk_g0 * pk_ls0 + pk_l0) < pk_n0; auto& i = pk_priv_i[pk_lid]; auto& li = pk_priv_li[pk_lid]; auto& v = pk_priv_v[pk_lid]; auto& unused = pk_priv_unused[pk_lid];if (pk_active) {
-    if (li == 0) partial[(pk_g0)] = buf[0];
-}}
+    }
+#pragma omp simd
+for (long long pk_l0 = 0; pk_l0 < (1 < (pk_n0 - pk_g0 * pk_ls0 < pk_ls0 ? pk_n0 - pk_g0 * pk_ls0 : pk_ls0) ? 1 : (pk_n0 - pk_g0 * pk_ls0 < pk_ls0 ? pk_n0 - pk_g0 * pk_ls0 : pk_ls0)); ++pk_l0) { const long long pk_lid = pk_l0;  
+#line 6 "tests/masked_reduction.pk"
+const long long i = ((pk_g0 * pk_ls0 + pk_l0)); 
+#line 7 "tests/masked_reduction.pk"
+const long long li = (pk_l0);
+    
+#line 15 "tests/masked_reduction.pk"
+if (li == 0) partial[(pk_g0)] = buf[0];
+}
 
     }
     if (pk_c) __atomic_sub_fetch(pk_c + 1, 1, __ATOMIC_RELAXED);

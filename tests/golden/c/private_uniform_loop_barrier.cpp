@@ -66,22 +66,38 @@ float tile[TILE + 2];
      
 #line 5 "tests/private_uniform_loop_barrier.pk"
 float  pk_priv_acc[pk_items][2];
-     long long  pk_priv_li[pk_items] ;
-     long long  pk_priv_i[pk_items] ;for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l0; const bool pk_active = (pk_g0 * pk_ls0 + pk_l0) < pk_n0; auto& acc = pk_priv_acc[pk_lid]; auto& li = pk_priv_li[pk_lid]; auto& i = pk_priv_i[pk_lid];if (pk_active) {
+#pragma omp simd
+for (long long pk_l0 = 0; pk_l0 < (pk_n0 - pk_g0 * pk_ls0 < pk_ls0 ? pk_n0 - pk_g0 * pk_ls0 : pk_ls0); ++pk_l0) { const long long pk_lid = pk_l0;  auto& acc = pk_priv_acc[pk_lid];
+    
 #line 6 "tests/private_uniform_loop_barrier.pk"
-li =  (pk_l0);
-#line 7 "tests/private_uniform_loop_barrier.pk"
-i =  ((pk_g0 * pk_ls0 + pk_l0));
+const long long li = (pk_l0);
+    const long long i = ((pk_g0 * pk_ls0 + pk_l0));
     tile[li + 1] = x[i];
-    acc[0] = 0;}}
+    acc[0] = 0;}
     for (int s = 0; s < steps; ++s) {
         /* @synchronize: the work-item loop above has ended */;
-        float  pk_priv_left[pk_items] ;float  pk_priv_right[pk_items] ;for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l0; const bool pk_active = (pk_g0 * pk_ls0 + pk_l0) < pk_n0; auto& acc = pk_priv_acc[pk_lid]; auto& li = pk_priv_li[pk_lid]; auto& i = pk_priv_i[pk_lid]; auto& left = pk_priv_left[pk_lid]; auto& right = pk_priv_right[pk_lid];if (pk_active) {left =  tile[li];right =  tile[li + 2];
-        acc[0] += clampf(0.5f * (left + right));}}
+#pragma omp simd
+for (long long pk_l0 = 0; pk_l0 < (pk_n0 - pk_g0 * pk_ls0 < pk_ls0 ? pk_n0 - pk_g0 * pk_ls0 : pk_ls0); ++pk_l0) { const long long pk_lid = pk_l0;  
+#line 6 "tests/private_uniform_loop_barrier.pk"
+const long long li = (pk_l0); 
+#line 7 "tests/private_uniform_loop_barrier.pk"
+const long long i = ((pk_g0 * pk_ls0 + pk_l0)); auto& acc = pk_priv_acc[pk_lid];
+        
+#line 12 "tests/private_uniform_loop_barrier.pk"
+float left = tile[li], right = tile[li + 2];
+        acc[0] += clampf(0.5f * (left + right));}
         /* @synchronize: the work-item loop above has ended */;
-    }for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l0; const bool pk_active = (pk_g0 * pk_ls0 + pk_l0) < pk_n0; auto& acc = pk_priv_acc[pk_lid]; auto& li = pk_priv_li[pk_lid]; auto& i = pk_priv_i[pk_lid];if (pk_active) {
-    y[i] = acc[0] + sqrt(fabs(tanh(x[i])));
-}}
+    }
+#pragma omp simd
+for (long long pk_l0 = 0; pk_l0 < (pk_n0 - pk_g0 * pk_ls0 < pk_ls0 ? pk_n0 - pk_g0 * pk_ls0 : pk_ls0); ++pk_l0) { const long long pk_lid = pk_l0;  
+#line 6 "tests/private_uniform_loop_barrier.pk"
+const long long li = (pk_l0); 
+#line 7 "tests/private_uniform_loop_barrier.pk"
+const long long i = ((pk_g0 * pk_ls0 + pk_l0)); auto& acc = pk_priv_acc[pk_lid];
+    
+#line 16 "tests/private_uniform_loop_barrier.pk"
+y[i] = acc[0] + sqrt(fabs(tanh(x[i])));
+}
 
     }
     if (pk_c) __atomic_sub_fetch(pk_c + 1, 1, __ATOMIC_RELAXED);
