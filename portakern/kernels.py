@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 from . import resolve
 from .backends.base import Backend
+from .barrier_helpers import inline_barrier_helpers
 from .errors import (
     KernelSyntaxError,
     KernelTypeError,
@@ -39,6 +40,7 @@ from .render import (
 from .targets import CANONICAL_TARGET, builtin_targets
 from .timing import Launch
 from .types import KNOWN_TYPES, as_type_name
+from .variant import Variant
 
 if TYPE_CHECKING:
     from .tree import BodyFacts
@@ -84,11 +86,14 @@ class Kernel:
         self.debug = debug
         self._parsed: dict[str, tuple[Module, KernelDef]] = {}
         self._facts: dict[str, BodyFacts] = {}
-        self._rendered: dict[tuple, RenderedKernel] = {}
-        self._compiled: dict[tuple, Any] = {}
+        #: One memo per stage boundary, each keyed by the Variant (portakern.variant).
+        self._rendered: dict[Variant, RenderedKernel] = {}
+        self._compiled: dict[tuple[Any, Variant], Any] = {}
         self._launchers: dict[Any, Launcher] = {}
         self._by_types: dict[tuple, Launcher] = {}
         self._by_types_generation = -1
+        #: The launcher of the last call whose types alone chose it (see __call__).
+        self._warm: Launcher | None = None
         #: Whether the portability scan ran (it waits for constants the source needs).
         self._portability_checked = False
         #: Parameter name -> the caller's name for it, in argument errors (:meth:`relabel`).
@@ -210,9 +215,11 @@ class Kernel:
         """
         hit = self._parsed.get(target)
         if hit is None:
-            smap = self._template.render(target, self.constants)
+            smap = self._template.render(target, self.constants, self._name)
             module = parse(smap)
             kdef = module.kernel(self._name)
+            # A helper with @synchronize() becomes part of the body that calls it.
+            module, kdef = inline_barrier_helpers(module, kdef)
             for tv in kdef.type_vars:
                 if tv in self.constants and not isinstance(self.constants[tv], str):
                     raise KernelTypeError(
@@ -296,9 +303,9 @@ class Kernel:
         if self.debug:  # not part of the recipe: rebuilt in debug mode, never interned
             from .debug import rebuild_kernel as rebuild_debug
 
-            return rebuild_debug, kernel_recipe(self)
+            return rebuild_debug, (type(self), *kernel_recipe(self))
         intern_kernel(self)  # a round trip in this process gives this very object
-        return rebuild_kernel, kernel_recipe(self)
+        return rebuild_kernel, (type(self), *kernel_recipe(self))
 
     def __dask_tokenize__(self) -> str:
         """Deterministic across processes; distinct per source, name, constants and debug mode."""
@@ -323,12 +330,22 @@ class Kernel:
         ``unmasked`` renders the kernel without its implicit bounds mask (as
         ``@kernel(unsafe_indices)`` would), for launches whose workgroups tile the
         ndrange exactly; the masked kernel is lowered first all the same, so its
-        errors (a ``return`` before ``@synchronize``) are never skipped.
+        errors (a ``return`` before ``@synchronize``) are never skipped. Other
+        keywords are template options.
         """
-        key = (target, tuple(sorted(bindings.items())), ndim, tuple(sorted(extra.items())),
-               unmasked, self.debug)
-        hit = self._rendered.get(key)
-        if hit is None:
+        return self.render_variant(Variant.of(target, bindings, ndim, unmasked=unmasked,
+                                              debug=self.debug, **extra))
+
+    def render_variant(self, v: Variant) -> RenderedKernel:
+        """Parse, lower and render one :class:`~portakern.variant.Variant`, memoised by it.
+
+        The result keeps its lowered tree, so :meth:`RenderedKernel.variant` can render
+        it again with other template options.
+        """
+        hit = self._rendered.get(v)
+        if hit is None or hit.lowered is None:
+            target, bindings, ndim, unmasked = v.target, dict(v.bindings), v.ndim, v.unmasked
+            extra = dict(v.options)
             self._check_portability()
             module, kdef = self.parsed(target)
             full = self._bindings(kdef, bindings)
@@ -350,40 +367,42 @@ class Kernel:
             hit = render_lowered(lowered, module.helpers, target, full,
                                  self._template.filename, user_source=self._template.source,
                                  **extra)
-            self._rendered[key] = hit
+            self._rendered[v] = hit
         return hit
 
-    def variant(self, target: str, bindings: tuple, ndim: int, *, unmasked: bool = False,
-                disk: bool = True) -> RenderedKernel:
-        """The rendering a launch compiles: memoised here, and on disk unless ``disk`` is false.
+    def variant(self, target: str, bindings: tuple, ndim: int, *,
+                unmasked: bool = False) -> RenderedKernel:
+        """The rendering a launch compiles: memoised here, and on disk.
 
         ``bindings`` is the sorted tuple of ``(type variable, type name)`` pairs the
-        argument checks return. An entry read from disk has no lowered tree, so a
-        backend that re-renders variants (``Backend.renders_variants``) passes
-        ``disk=False``.
+        argument checks return. An entry read from disk has no lowered tree; asked to
+        render itself again with other options (:meth:`RenderedKernel.variant`, as
+        the Metal launcher does), it renders this variant first.
         """
-        key = ("launch", target, bindings, ndim, unmasked, disk, self.debug)
-        hit = self._rendered.get(key)
+        v = Variant.of(target, bindings, ndim, unmasked=unmasked, debug=self.debug)
+        hit = self._rendered.get(v)
         if hit is None:
             from . import cache
 
-            hit = cache.rendered(
-                self.recipe, target, bindings, ndim, unmasked=unmasked, disk=disk,
-                debug=self.debug,
-                render=lambda: self.rendered(target, dict(bindings), ndim, unmasked=unmasked))
-            self._rendered[key] = hit
+            hit = cache.rendered(self.recipe, v, render=lambda: self.render_variant(v))
+            if hit.lowered is None:
+                hit = replace(hit, rerender=lambda: self.render_variant(v))
+            self._rendered[v] = hit
         return hit
 
     def build(self, backend: Backend, bindings: tuple, ndim: int, *,
               unmasked: bool = False) -> Any:
-        """The variant compiled by ``backend`` (its ``compile`` result), built once."""
-        # The target is in the key: a backend subclass may render another dialect
-        # on the same device (and so share cache_key) as its parent.
-        key = (backend.cache_key, backend.target, bindings, ndim, unmasked, self.debug)
+        """The variant compiled by ``backend`` (its ``compile`` result), built once.
+
+        Keyed by the backend's ``cache_key`` and the :class:`~portakern.variant.Variant`,
+        whose target is the backend's: a backend subclass may render another dialect
+        on the same device (and so share ``cache_key``) as its parent.
+        """
+        v = Variant.of(backend.target, bindings, ndim, unmasked=unmasked, debug=self.debug)
+        key = (backend.cache_key, v)
         compiled = self._compiled.get(key)
         if compiled is None:
-            rendered = self.variant(backend.target, bindings, ndim, unmasked=unmasked,
-                                    disk=not backend.renders_variants)
+            rendered = self.variant(backend.target, bindings, ndim, unmasked=unmasked)
             compiled = self._compiled[key] = backend.compile(rendered)
         return compiled
 
@@ -449,10 +468,18 @@ class Kernel:
         # when their types alone decided the backend (NumPy -> CPU), so a direct call
         # costs one tuple and one dict lookup more than a launcher call (DESIGN §4). A
         # backend as first argument never has its types remembered.
+        # Warmer still: the very arrays of the last such call (the launcher's recall
+        # checks them) need no type lookup: the same objects resolve the same way.
+        warm = self._warm
+        if warm is not None and self._by_types_generation == resolve.generation:
+            done = warm.warm(args, ndrange, workgroupsize)
+            if done is not None:
+                return done
         key = tuple(map(type, args))
         launcher = self._by_types.get(key)
         if launcher is not None and self._by_types_generation == resolve.generation:
-            return launcher(*args, ndrange=ndrange, workgroupsize=workgroupsize)
+            self._warm = launcher
+            return launcher.run_args(args, ndrange, workgroupsize)
         if args and isinstance(args[0], Backend):
             if len(args) > 3:
                 raise KernelTypeError(
@@ -470,6 +497,7 @@ class Kernel:
         if self._by_types_generation != resolve.generation or len(self._by_types) > 64:
             self._by_types.clear()
             self._by_types_generation = resolve.generation
+            self._warm = None
         if by_type:
             self._by_types[key] = launcher
         return launcher(*args, ndrange=ndrange, workgroupsize=workgroupsize)

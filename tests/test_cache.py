@@ -236,6 +236,8 @@ def _children(n: int, src_file, env) -> list[dict]:
     return out
 
 
+@pytest.mark.slow(reason="three processes start PoCL cold; the same race on the native path "
+                  "is test_native.py::test_two_processes_compile_one_kernel_at_once")
 def test_two_processes_compile_one_kernel_at_once(cache_dir, opencl_cpu, tmp_path):
     src_file = tmp_path / "saxpy.pk"
     src_file.write_text(unique_saxpy())
@@ -462,3 +464,40 @@ def test_scratch_folders_of_dead_processes_are_removed(tmp_path):
     finally:
         mine.rmdir()
         young.rmdir()
+
+
+def test_the_render_cache_key_covers_every_module_of_the_package(tmp_path, monkeypatch):
+    # A stale rendering served after the lowering changed is a wrong answer, so the
+    # key's code digest must see a change in any module, a new subpackage's included.
+    from portakern import cache as cache_module
+
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "cache.py").write_text("# cache\n")
+    (pkg / "sub" / "lowering_pass.py").write_text("X = 1\n")
+    monkeypatch.setattr(cache_module, "__file__", str(pkg / "cache.py"))
+    monkeypatch.setattr(cache_module, "_CODE", [])
+    before = cache_module._code_digest()
+    assert cache_module._code_digest() == before  # memoised, deterministic
+    (pkg / "sub" / "lowering_pass.py").write_text("X = 2\n")
+    cache_module._CODE.clear()
+    changed = cache_module._code_digest()
+    (pkg / "new_module.py").write_text("")
+    cache_module._CODE.clear()
+    assert len({before, changed, cache_module._code_digest()}) == 3
+
+
+def test_a_rendering_read_from_disk_renders_again_through_its_kernel(cache_dir):
+    # The Metal launchers render a variant again in MLX's shape (RenderedKernel.variant),
+    # which needs the lowered tree a disk entry does not keep: the entry asks its kernel.
+    src = ("@kernel void scale_disk(T* y, const T* x, T a) {\n"
+           "    const long i = @index(Global, Linear);\n    y[i] = a * x[i];\n}")
+    bindings = (("T", "float"),)
+    first = pk.kernel(src).variant("metal", bindings, 1)
+    assert first.lowered is not None
+    second = pk.kernel(src).variant("metal", bindings, 1)  # a new kernel: from disk
+    assert second.lowered is None and second.source == first.source
+    assert second.with_lowered().lowered is not None
+    shaped = dict(template="metal/mlx.j2", mlx_fused=(), mlx_staged=(), mlx_cast64=False,
+                  mlx_vectors=())
+    assert second.variant(**shaped).source == first.variant(**shaped).source

@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from portakern.render import KernelTemplate, _user_environment
+from portakern.template import KernelTemplate, _user_environment
 
 HEAVY = ("jinja2", "pyopencl", "portakern.lower", "cupy", "mlx", "torch", "numba", "dask")
 

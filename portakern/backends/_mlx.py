@@ -57,8 +57,8 @@ from ..errors import (
     NDRangeError,
     PortakernError,
 )
-from ..language import Token
-from ..lower import DEBUG_RECORD, Call, Gen
+from ..vectors import VECTOR_TYPES
+from .mlx_writeback import copy_kernel, writeback_modes
 
 __all__ = [
     "InputSpec",
@@ -85,6 +85,7 @@ METAL_TYPE_NAMES = {
     "int64": "int64_t", "float16": "float16_t", "bfloat16": "bfloat16_t", "float32": "float",
     "float64": "double", "complex64": "complex64_t",
 }
+
 #: MLX's name of each dtype in generated CUDA signatures (``dtype_to_cuda_type``).
 CUDA_TYPE_NAMES = {
     **METAL_TYPE_NAMES, "float16": "__half", "bfloat16": "__nv_bfloat16",
@@ -114,12 +115,14 @@ _METAL_ATTRIBUTES = (
     ("threads_per_simdgroup", "uint"),
     ("threads_per_threadgroup", "uint3"),
 )
+
 #: MLX places inputs with fewer elements in the constant address space.
 _MAX_CONSTANT_ARRAY_SIZE = 8
 
 #: What MLX puts before every Metal kernel (its utils.h); a stand-in with the
 #: names generated signatures use, for the syntax check.
 METAL_UTILS_STANDIN = "#include <metal_stdlib>\nusing namespace metal;\ntypedef half float16_t;\n"
+
 #: What MLX puts before every CUDA kernel.
 CUDA_DEFAULT_HEADER = (
     '\n#include "mlx/backend/cuda/device/utils.cuh"\n\n#include <cooperative_groups.h>\n\n'
@@ -137,6 +140,7 @@ CUDA_HEADER_STANDIN = (
 )
 
 _TEMPLATES = {"metal": "metal/mlx.j2", "cuda": "metal/mlx_cuda.j2"}
+
 _MAX_GRID = 2**31 - 1  # MLX takes the grid and threadgroup as C ints
 
 
@@ -171,159 +175,6 @@ def mlx_dtype(dtype: Any) -> Any:
         return dtype
     dt = np.dtype(dtype)
     return getattr(mx, "bool_" if dt.kind == "b" else dt.name)
-
-
-# -- which write-back each written parameter gets ---------------------------------------------
-
-def _significant(parts: Sequence[Any]) -> list[tuple]:
-    """Parts as comparable items, without blanks: ("id", text), ("gen", text), ("call", ...)."""
-    out: list[tuple] = []
-    for part in parts:
-        if isinstance(part, Token):
-            if part.kind not in ("ws", "comment"):
-                out.append((part.kind, part.text))
-        elif isinstance(part, Gen):
-            text = part.text.strip()
-            if text:
-                out.append(("gen", text))
-        elif isinstance(part, Call):
-            out.append(("call", part.macro, tuple(part.args)))
-        # the @uniform marker is not code
-    return out
-
-
-_ASSIGN_OPS = frozenset("+-*/%&|^")
-
-
-def _is_modified(items: list[tuple], k: int) -> bool:
-    """Whether the identifier at ``items[k]`` is assigned, incremented or has its address taken."""
-    nxt = items[k + 1] if k + 1 < len(items) else ("", "")
-    after = items[k + 2] if k + 2 < len(items) else ("", "")
-    prev = items[k - 1] if k else ("", "")
-    if nxt[:2] in (("punct", "="), ("gen", "="), ("punct", "++"), ("punct", "--"),
-                   ("punct", "<<="), ("punct", ">>=")):
-        return True
-    if nxt[0] == "punct" and nxt[1] in _ASSIGN_OPS and after[:2] == ("punct", "="):
-        return True
-    return prev[:2] in (("punct", "++"), ("punct", "--"), ("punct", "&"))
-
-
-def _rhs(items: list[tuple], k: int) -> list[tuple]:
-    """The expression assigned at ``items[k] =``: up to ';' or ',' at depth 0."""
-    out, depth = [], 0
-    for item in items[k + 2:]:
-        if item[0] == "punct" and item[1] in "([{":
-            depth += 1
-        elif item[0] == "punct" and item[1] in ")]}":
-            depth -= 1
-        # A hoisted declaration's assignment ends in a generated ';'.
-        ends = item[:2] in (("punct", ";"), ("punct", ","), ("gen", ";"), ("gen", ","))
-        if depth <= 0 and ends or depth < 0:
-            break
-        out.append(item)
-    return out
-
-
-def _generated(rhs: list[tuple], ndim: int, macro: str) -> bool:
-    """Whether ``rhs`` is lowering output made of ``macro`` over every axis (and ndrange)."""
-    if not rhs or any(item[0] not in ("gen", "call") for item in rhs):
-        return False
-    calls = [item for item in rhs if item[0] == "call"]
-    if any(c[1] not in (macro, "ndrange") for c in calls):
-        return False
-    axes = sorted(c[2][0] for c in calls if c[1] == macro)
-    if macro == "ndrange":
-        return axes == list(range(ndim)) if ndim else rhs == [("gen", "1")]
-    return axes == list(range(ndim)) if ndim else rhs == [("gen", "0")]
-
-
-def _assigned_once(items: list[tuple], ndim: int, macro: str) -> set[str]:
-    """Names assigned exactly once, from ``@index(Global, Linear)`` or ``@ndrange()``, and
-    never modified otherwise."""
-    assigned: dict[str, list[list[tuple]]] = {}
-    modified: set[str] = set()
-    for k, item in enumerate(items):
-        if item[0] != "id":
-            continue
-        if k + 1 < len(items) and items[k + 1][:2] in (("punct", "="), ("gen", "=")):
-            assigned.setdefault(item[1], []).append(_rhs(items, k))
-        elif _is_modified(items, k):
-            modified.add(item[1])
-    return {name for name, rhss in assigned.items()
-            if name not in modified and len(rhss) == 1 and _generated(rhss[0], ndim, macro)}
-
-
-def _owned_subscript(sub: list[tuple], index: set[str], sizes: set[str]) -> bool:
-    """``[i]``, ``[K * n + i]``, ``[n * K + i]``, ``[i + K * n]`` or ``[i + n * K]``."""
-    def is_i(item: tuple) -> bool:
-        return item[0] == "id" and item[1] in index
-
-    def is_plane(a: tuple, op: tuple, b: tuple) -> bool:
-        if op != ("punct", "*"):
-            return False
-        pair = {a[0], b[0]}
-        num = a if a[0] == "num" else b
-        name = b if a[0] == "num" else a
-        return pair == {"num", "id"} and num[1].isdigit() and name[1] in sizes
-
-    if len(sub) == 1:
-        return is_i(sub[0])
-    if len(sub) == 5 and sub[3] == ("punct", "+") and is_i(sub[4]):
-        return is_plane(sub[0], sub[1], sub[2])
-    if len(sub) == 5 and sub[1] == ("punct", "+") and is_i(sub[0]):
-        return is_plane(sub[2], sub[3], sub[4])
-    return False
-
-
-def _accesses_owned(items: list[tuple], name: str, index: set[str], sizes: set[str]) -> bool:
-    for k, item in enumerate(items):
-        if item[:2] != ("id", name):
-            continue
-        if k and items[k - 1][:2] == ("punct", "&"):
-            return False
-        if k + 1 >= len(items) or items[k + 1][:2] != ("punct", "["):
-            return False
-        sub, depth = [], 0
-        for inner in items[k + 2:]:
-            if inner[0] == "punct" and inner[1] in "([{":
-                depth += 1
-            elif inner[0] == "punct" and inner[1] in ")]}":
-                if depth == 0:
-                    break
-                depth -= 1
-            sub.append(inner)
-        if not _owned_subscript(sub, index, sizes):
-            return False
-    return True
-
-
-def writeback_modes(lowered: Any, helpers: Sequence[Any] = ()) -> dict[str, str]:
-    """``"fused"`` or ``"staged"`` for each written parameter of a lowered kernel.
-
-    Fused only where the source proves that every work-item touches only
-    elements it owns (see the module docstring); anything the analysis does not
-    recognise is staged, which is always correct.
-    """
-    written = [p for p in lowered.params if p.pointer and not p.const]
-    if not written:
-        return {}
-    if lowered.unsafe_indices:
-        # Work-items outside the ndrange run the body too, and own nothing.
-        return {p.name: "staged" for p in written}
-    items = _significant(lowered.body)
-    index = _assigned_once(items, lowered.ndim, "global_id")
-    sizes = _assigned_once(items, lowered.ndim, "ndrange")
-    macro_text = " ".join(t.text for t in [*lowered.body, *helpers]
-                          if isinstance(t, Token) and t.kind == "pp")
-    modes = {}
-    for p in written:
-        # A #define could hide an access the analysis cannot see.
-        hidden = re.search(rf"\b{re.escape(p.name)}\b", macro_text) is not None
-        owned = not hidden and _accesses_owned(items, p.name, index, sizes)
-        # Debug mode's record (portakern.debug) is written by whichever item faults first.
-        owned = owned and p.name != DEBUG_RECORD
-        modes[p.name] = "fused" if owned else "staged"
-    return modes
 
 
 # -- the program: what compile() hands to launch() ----------------------------------------------
@@ -379,12 +230,18 @@ def build_program(rendered: Any, dialect: str, cast64: bool = False,
 
     ``dialect`` is ``"metal"`` or ``"cuda"``; ``options`` reach the template.
     """
+    rendered = rendered.with_lowered()
     if rendered.lowered is None:
         raise KernelTypeError(
             f"kernel {rendered.name!r} was rendered without its lowered form; render it "
             f"with portakern.render.render_lowered")
     params = tuple(rendered.params)
     modes = writeback_modes(rendered.lowered, rendered.helpers or ())
+    # MLX declares each input from its dtype, so a vector array (float4*) arrives as its
+    # components; the prologue views it as vectors, which an MLX output cannot be: a
+    # written one is staged (docs/language.md, "Vector types").
+    vectors = tuple(p.name for p in params if p.pointer and p.type in VECTOR_TYPES)
+    modes.update({p.name: "staged" for p in params if p.writable and p.name in vectors})
     inputs: list[InputSpec] = []
     outputs: list[str] = []
     output_params: list[int] = []
@@ -394,7 +251,8 @@ def build_program(rendered: Any, dialect: str, cast64: bool = False,
             inputs.append(InputSpec(p.name if dialect == "metal" else f"pk_arg_{p.name}",
                                     "scalar", i))
         elif p.const:
-            inputs.append(InputSpec(p.name, "array", i))
+            inputs.append(InputSpec(f"pk_vec_{p.name}" if p.name in vectors else p.name,
+                                    "array", i))
         elif modes[p.name] == "fused":
             inputs.append(InputSpec(f"pk_in_{p.name}", "current", i))
             outputs.append(p.name)
@@ -411,6 +269,7 @@ def build_program(rendered: Any, dialect: str, cast64: bool = False,
         mlx_fused=tuple(p.name for p in params if modes.get(p.name) == "fused"),
         mlx_staged=tuple(p.name for p in params if modes.get(p.name) == "staged"),
         mlx_cast64=cast64,
+        mlx_vectors=tuple(p.name for p in params if p.const and p.name in vectors),
         **options,
     )
     header, source = variant.section("header"), variant.section("source")
@@ -533,9 +392,9 @@ def _np_name(dt: np.dtype) -> str:
 
 def param_dtypes(program: Program, bindings: dict[str, str]) -> dict[int, np.dtype]:
     """The dtype of each parameter under type bindings (``{"T": "float"}``)."""
-    from ..types import TYPE_DTYPES
+    from ..vectors import element_dtype
 
-    return {i: TYPE_DTYPES[bindings.get(p.type, p.type)] for i, p in enumerate(program.params)}
+    return {i: element_dtype(bindings.get(p.type, p.type)) for i, p in enumerate(program.params)}
 
 
 def translation_unit(program: Program, bindings: dict[str, str] | None = None,
@@ -550,30 +409,6 @@ def translation_unit(program: Program, bindings: dict[str, str] | None = None,
     inputs, outputs = _input_types(program, shapes, dtypes)
     wrap = metal_translation_unit if program.dialect == "metal" else cuda_translation_unit
     return wrap(program.name, program.header, program.source, inputs, outputs, **kwargs)
-
-
-# -- copy kernels (staged write-back) ------------------------------------------------------------
-
-_COPY_SOURCE = {
-    "metal": "    const long k = (long)thread_position_in_grid.x;\n"
-             "    if (k < n[0]) { dst[k] = src[k]; }\n",
-    "cuda": "    const long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
-            "    if (k < n[0]) { dst[k] = src[k]; }\n",
-}
-_COPY_KERNELS: dict[tuple[str, str, str], tuple[Any, Any]] = {}
-
-
-def _copy_kernel(factory: Any, dialect: str, which: str, dtype: Any) -> Any:
-    # One kernel per dtype: MLX's CUDA path caches JIT modules by name alone.
-    key = (dialect, which, _dtype_name(dtype))
-    hit = _COPY_KERNELS.get(key)
-    if hit is None or hit[0] is not factory:
-        inputs = ["src", "n"] if which == "in" else ["src", "n", "after"]
-        kernel = factory(name=f"pk_copy_{which}_{key[2]}", input_names=inputs,
-                         output_names=["dst"], source=_COPY_SOURCE[dialect], header="",
-                         ensure_row_contiguous=True)
-        hit = _COPY_KERNELS[key] = (factory, kernel)
-    return hit[1]
 
 
 # -- launching ------------------------------------------------------------------------------------
@@ -700,7 +535,7 @@ def _enqueue(program: Program, factory: Any, args: list, grid: tuple[int, int, i
             # Padding keeps it out of MLX's constant address space, which is read-only.
             padded = max(a.size, _MAX_CONSTANT_ARRAY_SIZE)
             if a.size:
-                copy_in = _copy_kernel(factory, program.dialect, "in", a.dtype)
+                copy_in = copy_kernel(factory, program.dialect, "in", _dtype_name(a.dtype))
                 inputs.append(copy_in(
                     inputs=[a.reshape(-1), count_of(spec.index)], output_shapes=[(padded,)],
                     output_dtypes=[a.dtype], grid=(a.size, 1, 1),
@@ -733,7 +568,7 @@ def _enqueue(program: Program, factory: Any, args: list, grid: tuple[int, int, i
         a = views.get(spec.index)
         if spec.kind != "work" or not a.size:
             continue
-        copy_out = _copy_kernel(factory, program.dialect, "out", a.dtype)
+        copy_out = copy_kernel(factory, program.dialect, "out", _dtype_name(a.dtype))
         # outs[0] is an output of the kernel: consuming it orders this copy after it.
         flat = copy_out(inputs=[work, count_of(spec.index), outs[0]],
                         output_shapes=[(a.size,)], output_dtypes=[a.dtype],

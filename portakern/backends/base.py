@@ -27,7 +27,7 @@ may
     :meth:`~Backend.for_array`, :meth:`~Backend.default_workgroupsize`,
     :attr:`~Backend.templates`, :attr:`~Backend.preferred_group_size`,
     :attr:`~Backend.synchronous`, :attr:`~Backend.unmask_exact`,
-    :attr:`~Backend.clips_ndrange`, :attr:`~Backend.renders_variants`,
+    :attr:`~Backend.clips_ndrange`,
     :meth:`~Backend.pickle_recipe`, :meth:`~Backend.timed_launch`,
     :meth:`~Backend.prepare_launch`.
 
@@ -59,7 +59,7 @@ SHOULD = ("zeros", "max_workgroup_size", "max_workitem_sizes", "supports", "cach
 #: Members a backend may override.
 MAY = ("for_array", "executor", "describe", "default_workgroupsize", "templates",
        "preferred_group_size", "synchronous", "unmask_exact", "clips_ndrange",
-       "renders_variants", "pickle_recipe", "timed_launch", "prepare_launch")
+       "pickle_recipe", "timed_launch", "prepare_launch")
 #: Feature names :meth:`Backend.supports` is asked about.
 FEATURES = ("float64", "float16", "int64_atomics")
 
@@ -178,11 +178,6 @@ class Backend:
     #: hardware order, and kernels come without the bounds mask): a host loop that
     #: clips its last group, like the CPU's native path. An instance may set it.
     clips_ndrange: bool = False
-    #: **May.** True when :meth:`compile` re-renders what it is given
-    #: (:meth:`~portakern.render.RenderedKernel.variant`), which needs the lowered
-    #: tree: the renderings it gets then never come from the disk cache, which
-    #: stores source text only.
-    renders_variants: ClassVar[bool] = False
     #: **May.** A folder holding ``<target>/`` template folders (``macros.j2``,
     #: ``prelude.j2``, ``module.j2``). It is put ahead of portakern's own folder
     #: when the class is created: a new target, or single files overriding an
@@ -415,13 +410,13 @@ class Backend:
         recipe = self.pickle_recipe()
         if recipe is None:
             return object.__reduce_ex__(self, protocol)
-        from .._recipes import rebuild_backend
+        from .recipes import rebuild_backend
 
         args, kwargs = recipe
         return rebuild_backend, (type(self), tuple(args), tuple(sorted(kwargs.items())))
 
     def __dask_tokenize__(self) -> str:
-        from .._recipes import backend_token
+        from .recipes import backend_token
 
         return backend_token(self)
 

@@ -34,7 +34,7 @@ from ..errors import KernelTypeError
 from ..subprocesses import fork_safe_lock
 from . import _mlx
 from .base import ArrayInfo, Availability, Backend, default_instance
-from .cuda import CUDA_MAX_BLOCK, DEFAULT_MAX_GRID, launch_config
+from .cuda_support import CUDA_MAX_BLOCK, DEFAULT_MAX_GRID, launch_config
 
 __all__ = ["Metal", "MLXCUDA", "mlx_source", "mlx_uses_cuda"]
 
@@ -88,8 +88,6 @@ class _MLXBackend(Backend, abstract=True):
 
     synchronous: ClassVar[bool] = False
     preferred_group_size: ClassVar[int] = 256
-    # MLX takes a header and a body: compile() renders the kernel again, split.
-    renders_variants: ClassVar[bool] = True
 
     def __init__(self, *, float64: str = "error") -> None:
         if float64 not in _FLOAT64_MODES:
