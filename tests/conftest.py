@@ -80,6 +80,36 @@ def _cuda_standin(request: pytest.FixtureRequest) -> Any:
     yield from _standin(request, "gpu", REAL_CUDA, "cupy", "CUDA device")
 
 
+#: Compile checks run on every example in every dtype and rank. The everyday run
+#: (-m "not slow") keeps each example's first variant; the other variants are marked slow.
+EVERY_VARIANT = ("tests/test_metal.py::test_example_metal_sources_pass_the_check",
+                 "tests/test_metal.py::test_example_mlx_cuda_sources_compile",
+                 "tests/test_cuda.py::test_example_compiles_to_ptx")
+#: nvcc on the golden CUDA renderings: an example's rendering is compiled in the
+#: everyday run by NVRTC (test_cuda.py::test_example_compiles_to_ptx).
+GOLDEN_NVCC = "tests/test_golden.py::test_cuda_renderings_compile_nvcc"
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark slow the variants that repeat a check the everyday run already makes."""
+    seen: set[tuple[str, Any]] = set()
+    for item in items:
+        test, _, param = item.nodeid.partition("[")
+        callspec = getattr(item, "callspec", None)
+        if test in EVERY_VARIANT and callspec is not None:
+            key = (test, callspec.params.get("name"))
+            if key in seen:
+                item.add_marker(pytest.mark.slow(
+                    reason="another dtype or rank of an example whose first variant "
+                           "is checked in the everyday run"))
+            seen.add(key)
+        elif test == GOLDEN_NVCC and param.startswith("example_"):
+            item.add_marker(pytest.mark.slow(
+                reason="nvcc on an example's rendering; NVRTC compiles the same "
+                       "rendering in test_cuda.py::test_example_compiles_to_ptx"))
+
+
 @pytest.fixture(params=BACKENDS)
 def backend(request: pytest.FixtureRequest) -> Any:
     """A default instance of each built-in backend that can run here."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 
 import numpy as np
 import pytest
@@ -21,6 +22,9 @@ distributed = pytest.importorskip("distributed")
 import dask  # noqa: E402
 
 import portakern.dask as pkd  # noqa: E402
+
+# One cluster per run: with pytest-xdist's --dist loadgroup these tests share a worker.
+pytestmark = pytest.mark.xdist_group("dask")
 
 SAXPY = """\
 @kernel void saxpy(T* y, const T* x, T a) {
@@ -94,14 +98,34 @@ ISUM = """\
 """
 
 
+#: Seconds the cluster gets to come up (about 3 s on an idle machine; room for a very busy
+#: one). With Dask's defaults a worker that never starts holds the fixture for minutes.
+CLUSTER_START_S = 60
+
+
 @pytest.fixture(scope="module")
 def client(tmp_path_factory):
     cache = tmp_path_factory.mktemp("worker-cache")
     os.chmod(cache, 0o700)
-    cluster = distributed.LocalCluster(
-        n_workers=2, processes=True, threads_per_worker=1, dashboard_address=":0",
-        env={"PORTAKERN_CACHE_DIR": str(cache)}, silence_logs=logging.ERROR)
-    cl = distributed.Client(cluster)
+    cluster = cl = failure = None
+    started = time.monotonic()
+    try:
+        # death_timeout bounds each worker's start; the client's timeout its connection.
+        cluster = distributed.LocalCluster(
+            n_workers=2, processes=True, threads_per_worker=1, dashboard_address=":0",
+            env={"PORTAKERN_CACHE_DIR": str(cache)}, silence_logs=logging.ERROR,
+            death_timeout=CLUSTER_START_S)
+        cl = distributed.Client(cluster, timeout=CLUSTER_START_S)
+        cl.wait_for_workers(2, timeout=CLUSTER_START_S)
+    except Exception as exc:  # noqa: BLE001 - reported, with the cause, as the failure
+        for thing in (cl, cluster):
+            if thing is not None:
+                thing.close()
+        failure = (f"the Dask LocalCluster (2 worker processes) did not come up in "
+                   f"{time.monotonic() - started:.0f} s (limit {CLUSTER_START_S} s): "
+                   f"{type(exc).__name__}: {exc}")
+    if failure:  # outside the except block: one line, not Dask's chain of tracebacks
+        pytest.fail(failure, pytrace=False)
     cl.portakern_cache = cache  # for the cache test
     try:
         yield cl
@@ -311,12 +335,15 @@ def test_cupy_chunks_with_the_cuda_stand_in():
         np.testing.assert_array_equal(cp.asnumpy(y), 1)  # chunks are never written in place
 
 
+@pytest.mark.slow(reason="docs/dask.md starts a cluster of its own; its calls are checked on "
+                  "this module's cluster by the tests above")
 def test_docs_dask_examples_run(run_doc):
     run_doc("dask.md")
 
 
 def test_bench_dask_rows(client):
-    from portakern import bench, bench_dask
+    from portakern import bench
+    from portakern.bench import dask_rows as bench_dask
 
     rows = bench_dask.run(quick=True, repeats=1, client=client)
     assert [r.name for r in rows] == ["saxpy", "polynomial", "jacobi (map_overlap)",

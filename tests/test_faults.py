@@ -108,7 +108,12 @@ def _replace(path, data: bytes) -> None:
 
 @native
 @pytest.mark.skipif(sys.platform != "linux" or sys.byteorder != "little", reason="ELF64 LE")
-@pytest.mark.parametrize("damage", ["truncated", "text-zeroed"])
+@pytest.mark.parametrize("damage", [
+    "truncated",
+    pytest.param("text-zeroed", marks=pytest.mark.slow(
+        reason="a second cold build; [truncated] and test_native.py::"
+               "test_corrupt_shared_object_is_rebuilt check the same rebuild")),
+])
 def test_a_damaged_shared_object_is_rebuilt(cache_dir, built, damage):
     src_file, env, objects = built
     for so in objects:
@@ -414,7 +419,12 @@ print(json.dumps({"done": done, "tmp": sorted(os.listdir(os.environ["TMPDIR"]))}
 
 
 @native
-@pytest.mark.parametrize("cache", ["on", "off"])
+@pytest.mark.parametrize("cache", [
+    "on",
+    pytest.param("off", marks=pytest.mark.slow(
+        reason="the same builds and checks again, cold, with the disk cache off; [on] "
+               "checks the same clean-up of scratch and load folders")),
+])
 def test_builds_and_checks_leave_no_scratch_folders(tmp_path, cache):
     tmp = tmp_path / "tmp"
     tmp.mkdir()

@@ -7,6 +7,7 @@ fails the test, never CI); children are joined with a hang guard, not a sleep.
 from __future__ import annotations
 
 import ast
+import importlib.util
 import json
 import os
 import subprocess
@@ -26,12 +27,16 @@ PACKAGE = Path(pk.__file__).resolve().parent
 HANG_GUARD_S = 240
 
 _SCRIPT = '''
-import json, os, sys, threading
+import importlib.util, json, os, sys, threading
 import multiprocessing as mp
 import numpy as np
 import portakern as pk
 from portakern import subprocesses
 from portakern.emulate import cupy as standin
+from portakern.emulate import mlx as metal_standin
+
+# The Metal stand-in needs MLX and clang; without them the other paths are still checked.
+METAL = metal_standin.available()[0] and importlib.util.find_spec("mlx") is not None
 
 INC = "@kernel void inc(float* y) { y[@index(Global, Linear)] += 1.0f; }"
 
@@ -46,12 +51,14 @@ def on_pocl(source, *args, **sizes):
     assert "pyopencl" in sys.modules
 
 
-def launch_all(pocl):
+def launch_all(unforkable):
+    # unforkable: also the paths a forked child cannot inherit, PoCL and MLX (MLX's own
+    # scheduler hangs a child forked after the parent ran an MLX op, Metal stand-in or not).
     out = {}
     y = np.zeros(4096, np.float32)
     pk.kernel(INC)(y, ndrange=y.shape)
     out["native"] = float(y.sum())
-    if pocl:
+    if unforkable:
         w = np.zeros(4096, np.float32)
         on_pocl(INC, w, ndrange=w.shape)
         out["pocl"] = float(w.sum())
@@ -59,6 +66,11 @@ def launch_all(pocl):
         g = cp.zeros(4096, dtype=np.float32)
         pk.kernel(INC)(g, ndrange=g.shape)
         out["cuda"] = float(cp.asnumpy(g).sum())
+    if METAL and unforkable:
+        with metal_standin.installed() as mx:
+            m = mx.zeros((4096,), dtype=mx.float32)
+            pk.kernel(INC)(m, ndrange=m.shape)
+            out["metal"] = float(np.asarray(m).sum())
     return out
 
 
@@ -69,7 +81,7 @@ def child(q, guard):
     for lock in list(subprocesses._FORK_LOCKS):
         if repr(lock) not in stuck:
             lock.release()
-    out = launch_all(pocl=True)
+    out = launch_all(unforkable=True)
     out["stuck"] = stuck
     q.put(out)
 
@@ -77,8 +89,9 @@ def child(q, guard):
 if __name__ == "__main__":
     method, hold, guard = sys.argv[1], sys.argv[2] == "hold", float(sys.argv[3])
     # The parent warms up every path a fork may inherit: native (OpenMP's pool up) and the
-    # CUDA stand-in; PoCL only where the child does not inherit it (it cannot follow a fork).
-    parent = launch_all(pocl=method != "fork")
+    # CUDA stand-in; PoCL and the Metal stand-in only where the child does not inherit them
+    # (they cannot follow a fork: the child of a fork starts them itself).
+    parent = launch_all(unforkable=method != "fork")
     loaded = "pyopencl" in sys.modules
     held, release = threading.Event(), threading.Event()
     locks = list(subprocesses._FORK_LOCKS)
@@ -113,7 +126,7 @@ if __name__ == "__main__":
     got["parent"] = parent
     got["pyopencl_in_parent"] = loaded
     # The parent still launches on its paths after the fork.
-    got["parent_after"] = launch_all(pocl=method != "fork")
+    got["parent_after"] = launch_all(unforkable=method != "fork")
     print(json.dumps(got))
 '''
 
@@ -141,6 +154,15 @@ def _needs_every_path() -> None:
         pytest.skip(why)
 
 
+def _every_path() -> dict[str, float]:
+    """What each path's ``inc`` launch sums to; the Metal stand-in where it can run."""
+    from portakern.emulate import mlx as metal_standin
+
+    metal = metal_standin.available()[0] and importlib.util.find_spec("mlx") is not None
+    paths = ["native", "pocl", "cuda"] + (["metal"] if metal else [])
+    return dict.fromkeys(paths, 4096.0)
+
+
 @native
 @posix_fork
 @pytest.mark.parametrize("method", ["fork", "forkserver"])
@@ -148,10 +170,11 @@ def test_a_child_launches_on_every_path(method, tmp_path):
     _needs_every_path()
     got = _run_script(tmp_path, method, hold=False)
     assert not got.get("hung"), got
-    want = {"native": 4096.0, "pocl": 4096.0, "cuda": 4096.0}
-    assert {k: got[k] for k in want} == want, got
+    want = _every_path()
+    assert {k: got.get(k) for k in want} == want, got
     assert got["stuck"] == []
-    assert got["parent_after"]["native"] == 4096.0 and got["parent_after"]["cuda"] == 4096.0
+    after = {k: v for k, v in want.items() if method != "fork" or k not in ("pocl", "metal")}
+    assert {k: got["parent_after"].get(k) for k in after} == after, got
     if method == "fork":
         # The child started PoCL itself: the parent never had (see test_native_faults
         # for the child of a parent that had).
@@ -165,8 +188,8 @@ def test_fork_while_another_thread_holds_every_portakern_lock(tmp_path):
     got = _run_script(tmp_path, "fork", hold=True)
     assert not got.get("hung"), got
     assert got["stuck"] == [], got
-    assert {k: got[k] for k in ("native", "pocl", "cuda")} == {
-        "native": 4096.0, "pocl": 4096.0, "cuda": 4096.0}, got
+    want = _every_path()
+    assert {k: got.get(k) for k in want} == want, got
     # Module locks and the per-object ones the warm-up made (cache, device state, builds).
     assert got["locks"] >= 10, got
 

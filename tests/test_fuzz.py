@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -174,6 +175,9 @@ def test_random_text_raises_only_portakern_errors(text):
     exercise("@kernel void f(float* y) {\n" + text + "\n}\n", {})
 
 
+@pytest.mark.slow(reason="nesting thousands deep through every stage: recursion depth is "
+                  "left to the full run; the tests above feed the same stages random and "
+                  "mutated sources every run")
 def test_deep_nesting_does_not_recurse():
     body = "{" * 500 + "}" * 500  # Jinja reads '{{'
     exercise(f"@kernel void f(float* y) {{ {body} }}", {})
