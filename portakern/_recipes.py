@@ -13,11 +13,11 @@ once. The tables hold the most recent :data:`MAX_INTERNED` recipes strongly.
 
 from __future__ import annotations
 
-import hashlib
 import warnings
 from collections import OrderedDict
 from typing import Any
 
+from .backends.recipes import backend_token, token_digest
 from .subprocesses import fork_safe_lock
 
 #: How many kernels (and launchers, and backends) each process keeps by recipe.
@@ -26,7 +26,6 @@ MAX_INTERNED = 256
 _LOCK = fork_safe_lock(reentrant=True)
 _KERNELS: OrderedDict[tuple, Any] = OrderedDict()
 _LAUNCHERS: OrderedDict[tuple, Any] = OrderedDict()
-_BACKENDS: dict[tuple, Any] = {}
 
 
 def _remember(table: OrderedDict, key: tuple, value: Any) -> Any:
@@ -72,10 +71,14 @@ def intern_kernel(kernel: Any) -> None:
     _put(_KERNELS, _key(kernel_recipe(kernel)), kernel)
 
 
-def rebuild_kernel(source: str, name: str | None, filename: str, constants: tuple) -> Any:
-    """The kernel of this recipe in this process: the interned one, else a new one."""
+def rebuild_kernel(kernel_class: type, source: str, name: str | None, filename: str,
+                   constants: tuple) -> Any:
+    """The kernel of this recipe in this process: the interned one, else a new one.
+
+    ``kernel_class`` travels in the pickle (``Kernel.__reduce__`` passes its class down),
+    so this module never imports the kernel module back.
+    """
     from .errors import PortabilityWarning
-    from .kernels import Kernel
 
     key = _key((source, name, filename, constants))
     with _LOCK:
@@ -85,17 +88,13 @@ def rebuild_kernel(source: str, name: str | None, filename: str, constants: tupl
     with warnings.catch_warnings():
         # The sender was warned when it created the kernel; workers need not be again.
         warnings.simplefilter("ignore", PortabilityWarning)
-        new = Kernel(source, name, filename=filename, **dict(constants))
+        new = kernel_class(source, name, filename=filename, **dict(constants))
     return _remember(_KERNELS, key, new)
 
 
 def kernel_token(kernel: Any) -> str:
     """A digest of the recipe: equal for equal recipes in every process."""
     return token_digest(("portakern.Kernel",) + _key(kernel_recipe(kernel)))
-
-
-def token_digest(parts: Any) -> str:
-    return hashlib.sha256(repr(parts).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 # -- launchers ----------------------------------------------------------------------
@@ -120,16 +119,15 @@ def launcher_recipe(launcher: Any) -> tuple:
             launcher.static_ndrange)
 
 
-def rebuild_launcher(kernel: Any, backend: Any, workgroupsize: Any, ndrange: Any) -> Any:
+def rebuild_launcher(launcher_class: type, kernel: Any, backend: Any, workgroupsize: Any,
+                     ndrange: Any) -> Any:
     """The launcher of this recipe in this process (interned like kernels)."""
-    from .launch import Launcher
-
     key = (id(kernel), backend, workgroupsize, ndrange)
     with _LOCK:
         hit = _LAUNCHERS.get(key)
     if hit is not None and hit.kernel is kernel:
         return _remember(_LAUNCHERS, key, hit)
-    return _remember(_LAUNCHERS, key, Launcher(kernel, backend, workgroupsize, ndrange))
+    return _remember(_LAUNCHERS, key, launcher_class(kernel, backend, workgroupsize, ndrange))
 
 
 def intern_launcher(launcher: Any) -> None:
@@ -144,28 +142,3 @@ def launcher_token(launcher: Any) -> str:
     kernel, backend, wg, nd = launcher_recipe(launcher)
     return token_digest(("portakern.Launcher", kernel_token(kernel), backend_token(backend),
                     repr(wg), repr(nd)))
-
-
-# -- backends -----------------------------------------------------------------------
-def rebuild_backend(cls: type, args: tuple, kwargs: tuple) -> Any:
-    """``cls(*args, **kwargs)``, one object per recipe and process."""
-    key = (cls, args, kwargs)
-    with _LOCK:
-        hit = _BACKENDS.get(key)
-        if hit is None:
-            hit = _BACKENDS[key] = cls(*args, **dict(kwargs))
-        return hit
-
-
-def backend_token(backend: Any) -> str:
-    cls = type(backend)
-    try:
-        recipe = backend.pickle_recipe()
-    except TypeError:
-        # It cannot travel (OpenCL(queue)): distinct per object, stable in this process.
-        return token_digest((cls.__module__, cls.__qualname__, repr(backend), id(backend)))
-    if recipe is None:
-        return token_digest((cls.__module__, cls.__qualname__, repr(backend),
-                        repr(getattr(backend, "cache_key", None))))
-    args, kwargs = recipe
-    return token_digest((cls.__module__, cls.__qualname__, args, tuple(sorted(kwargs.items()))))

@@ -10,30 +10,25 @@ print their message, which names the user's file and line, and exit with status
 from __future__ import annotations
 
 import argparse
-import functools
 import importlib
 import importlib.metadata
 import os
-import platform
 import sys
-import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
 import numpy as np
 
+from .cli_demo import UsageError, cmd_demo
+from .cli_info import cmd_cache, cmd_info
 from .errors import BackendUnavailableError, KernelSyntaxError, PortakernError
 from .targets import CANONICAL_TARGET, builtin_targets, target_info
 
 __all__ = ["main", "parse_define"]
 
 _DEFAULT_TYPE = "float"
-
-
-class _UsageError(Exception):
-    """A command-line mistake found after parsing (exit status 2)."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -49,7 +44,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return int(args.func(args) or 0)
-    except _UsageError as exc:
+    except UsageError as exc:
         parser.exit(2, f"portakern {args.command}: error: {exc}\n")
     except PortakernError as exc:
         print(f"portakern {args.command}: error: {exc}", file=sys.stderr)
@@ -197,7 +192,7 @@ def _load_source(args: argparse.Namespace) -> _Source:
         # file, a folder) must exist, or a typo would silently render an example.
         looks_like_path = arg.endswith(".pk") or "/" in arg or "\\" in arg
         if looks_like_path:
-            raise _UsageError(
+            raise UsageError(
                 f"no such file: {arg}" + (f" (to render the shipped example, write its "
                                           f"name: {path.stem})" if path.stem in EXAMPLES
                                           else ""))
@@ -207,7 +202,7 @@ def _load_source(args: argparse.Namespace) -> _Source:
         elif (EXAMPLES_DIR / f"{arg}.pk").is_file():
             path = EXAMPLES_DIR / f"{arg}.pk"
         else:
-            raise _UsageError(
+            raise UsageError(
                 f"no such file: {arg} (nor a shipped example; examples: "
                 f"{', '.join(EXAMPLES)})")
     # A shipped example's file gets its catalog constants, so it renders as is.
@@ -219,7 +214,7 @@ def _load_source(args: argparse.Namespace) -> _Source:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise _UsageError(f"cannot read {arg}: {exc}") from exc
+        raise UsageError(f"cannot read {arg}: {exc}") from exc
     # Errors and #line directives name the file as the user wrote it.
     source = _Source(str(path), text, constants, [], default_kernel)
     source.kernel_names = _kernel_names(source, args.kernel)
@@ -239,7 +234,7 @@ def _kernel_names(source: _Source, wanted: str | None) -> list[str]:
     names = [k.name for k in module.kernels]
     if wanted is not None:
         if wanted not in names:
-            raise _UsageError(
+            raise UsageError(
                 f"{source.filename} has no @kernel named {wanted!r}; it defines "
                 f"{', '.join(names)}")
         return [wanted]
@@ -272,8 +267,10 @@ def _kernel(source: _Source, name: str) -> tuple[Any, dict[str, str]]:
 
 def _type_vars(kernel: Any) -> tuple[str, ...]:
     from .types import KNOWN_TYPES
+    from .vectors import VECTOR_TYPES
 
-    return tuple(dict.fromkeys(p.type for p in kernel.params if p.type not in KNOWN_TYPES))
+    return tuple(dict.fromkeys(p.type for p in kernel.params
+                               if p.type not in KNOWN_TYPES and p.type not in VECTOR_TYPES))
 
 
 def _ndim(kernel: Any, target: str, wanted: int | None) -> int:
@@ -300,7 +297,7 @@ def cmd_render(args: argparse.Namespace, out: TextIO | None = None) -> int:
     from .render import available_targets
 
     if args.target not in available_targets():
-        raise _UsageError(f"unknown target {args.target!r}; use one of "
+        raise UsageError(f"unknown target {args.target!r}; use one of "
                           f"{', '.join(available_targets())}")
     source = _load_source(args)
     several = len(source.kernel_names) > 1
@@ -328,7 +325,7 @@ def cmd_check(args: argparse.Namespace, out: TextIO | None = None) -> int:
     targets = args.targets or list(builtin_targets())
     unknown = [t for t in targets if t not in available_targets()]
     if unknown:
-        raise _UsageError(f"unknown target {unknown[0]!r}; use one of "
+        raise UsageError(f"unknown target {unknown[0]!r}; use one of "
                           f"{', '.join(available_targets())}")
     try:
         source = _load_source(args)
@@ -391,248 +388,6 @@ def _checker(path: str) -> Callable[[Any, dict[str, str], Any], str]:
 
 def _indent(text: str, prefix: str = "    ") -> str:
     return "\n".join(prefix + line if line else line for line in text.rstrip().split("\n"))
-
-
-# -- info -----------------------------------------------------------------------------------
-
-_VERSIONS = ("numpy", "jinja2", "pyopencl", "pocl-binary-distribution", "platformdirs",
-             "cupy", "mlx")
-
-
-@functools.cache
-def _distributions() -> Mapping[str, list[str]]:
-    """Top-level module -> distributions; one scan of the installed packages (~65 ms)."""
-    return importlib.metadata.packages_distributions()
-
-
-def _version(module: str) -> str | None:
-    """The installed version of a package, read from metadata (nothing is imported)."""
-    dists = _distributions().get(module.replace("-", "_"))
-    candidates = [*(dists or []), module]
-    if module == "cupy":
-        # CuPy's wheels are named for their CUDA version.
-        candidates += ["cupy-cuda13x", "cupy-cuda12x", "cupy-cuda11x"]
-    for dist in candidates:
-        try:
-            return importlib.metadata.version(dist)
-        except importlib.metadata.PackageNotFoundError:
-            continue
-    return None
-
-
-def _backend_status(name: str) -> tuple[bool, str]:
-    from . import registry
-
-    status = registry.backend_status(name)
-    return bool(status), status.reason
-
-
-def _opencl_devices() -> list[str]:
-    try:
-        import pyopencl as cl
-
-        lines = []
-        for p in cl.get_platforms():
-            for d in p.get_devices():
-                kind = "/".join(k for k in ("CPU", "GPU", "ACCELERATOR")
-                                if d.type & getattr(cl.device_type, k)) or "other"
-                lines.append(f"{p.name.strip()} {p.version.strip()}: {d.name.strip()} "
-                             f"[{kind}, {d.max_compute_units} units, "
-                             f"{d.global_mem_size // 2**20} MiB]")
-        return lines
-    except Exception as exc:  # noqa: BLE001 - the ICD loader fails in many ways
-        return [f"(cannot list OpenCL devices: {exc})"]
-
-
-def _device_label(name: str) -> str:
-    from . import registry
-
-    try:
-        text = registry.backend_class(name).describe()
-    except Exception:  # noqa: BLE001 - a label must not break info
-        return ""
-    return f" ({text})" if text else ""
-
-
-def cmd_info(args: argparse.Namespace, out: TextIO | None = None) -> int:
-    """``portakern info``: backends, devices, versions, and what to install."""
-    out = out or sys.stdout
-    from .registry import registered_backends
-    from .version import __version__
-
-    out.write(f"portakern {__version__} ({Path(__file__).resolve().parent})\n")
-    out.write(f"python {platform.python_version()} on {platform.system()} "
-              f"{platform.machine()}\n\n")
-    out.write("versions:\n")
-    for module in _VERSIONS:
-        version = _version(module)
-        out.write(f"  {module:<26} {version or 'not installed'}\n")
-    out.write("\nbackends:\n")
-    records = registered_backends()
-    for name in records:
-        ok, reason = _backend_status(name)
-        if ok:
-            out.write(f"  {name:<8} available{_device_label(name)}\n")
-        else:
-            hint = records[name]["install_hint"]
-            out.write(f"  {name:<8} unavailable: {reason}\n")
-            # Say how to install it, unless the reason already does.
-            if hint and hint.split(" (")[0] not in reason:
-                out.write(f"  {'':<8} install: {hint}\n")
-    out.write("\nOpenCL devices:\n")
-    for line in _opencl_devices():
-        out.write(f"  {line}\n")
-    out.write("\ncompile checks (portakern check):\n")
-    from .checks.cuda import cuda_check_available
-    from .checks.metal import metal_check_available
-
-    for target, (ok, detail) in (("cuda", cuda_check_available()),
-                                 ("metal", metal_check_available())):
-        out.write(f"  {target:<8} {'yes' if ok else 'no'}: {detail}\n")
-    out.write("  opencl   built on the CPU OpenCL device when it is available\n")
-    out.write("  c        built by the CPU native path's C++ compiler when it is available\n")
-    return 0
-
-
-# -- demo -----------------------------------------------------------------------------------
-
-_SMALL = {"vector_add": 10_000, "saxpy": 10_000, "polynomial": 10_000, "translate": (61, 97),
-          "matmul": (45, 37, 29), "matmul_tiled": (45, 37, 29), "reduce_sum": 10_000,
-          "reduce_max": 10_000, "brightest_pixel": (61, 97), "histogram": 10_000,
-          "rgb_to_gray": (61, 97), "negative": (61, 97), "darken": (61, 97),
-          "particle_push": 1000}
-
-
-def _fmt_bytes(n: int | None) -> str:
-    if n is None:
-        return "none"
-    for unit in ("B", "KiB", "MiB"):
-        if n < 1024 or unit == "MiB":
-            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024  # type: ignore[assignment]
-    return f"{n} B"  # pragma: no cover
-
-
-def cmd_cache(args: argparse.Namespace, out: TextIO | None = None) -> int:
-    """``portakern cache [info|clear]``."""
-    import warnings
-
-    from . import cache
-
-    out = out or sys.stdout
-    store = cache.DiskCache(cache.cache_dir() if cache.cache_enabled() else None)
-    with warnings.catch_warnings():
-        # The status line says the same as a CacheWarning would.
-        warnings.simplefilter("ignore", cache.CacheWarning)
-        if args.action == "clear":
-            if store.directory is None:
-                print("the disk cache is off (PORTAKERN_CACHE=0): nothing to clear", file=out)
-                return 0
-            removed = store.clear()
-            print(f"removed {removed} file{'' if removed == 1 else 's'} from "
-                  f"{store.directory}", file=out)
-            return 0
-        info = store.info()
-    kinds = ", ".join(f"{k} {n}" for k, n in sorted(info["kinds"].items())) or "none"
-    print(f"folder:  {info['directory'] or '-'}", file=out)
-    print(f"status:  {info['status']}", file=out)
-    print(f"size:    {_fmt_bytes(info['size'])} of {_fmt_bytes(info['limit'])} "
-          f"(PORTAKERN_CACHE_SIZE)", file=out)
-    print(f"entries: {info['entries']} ({kinds})", file=out)
-    return 0
-
-
-def _fmt_time(seconds: float) -> str:
-    if seconds < 1e-3:
-        return f"{seconds * 1e6:.0f} us"
-    if seconds < 1:
-        return f"{seconds * 1e3:.2f} ms"
-    return f"{seconds:.2f} s"
-
-
-def _run_once(ex: Any, backend: Any, args: tuple) -> dict[str, Any]:
-    if ex.has_pipeline:
-        return ex.run(backend, args)
-    ex.launch(backend, args)
-    return ex.outputs(args, backend)
-
-
-def cmd_demo(args: argparse.Namespace, out: TextIO | None = None) -> int:
-    """``portakern demo``: every example on ``CPU()``, checked against NumPy."""
-    out = out or sys.stdout
-    from .backends.opencl import CPU
-    from .examples import EXAMPLES, copy_args, get
-
-    # Progress goes to stderr as it happens (the first run probes the compiler and builds
-    # every kernel, seconds of silence otherwise); the table goes to `out`.
-    def progress(text: str) -> None:
-        sys.stderr.write(f"portakern demo: {text}\n")
-        sys.stderr.flush()
-
-    progress("finding the CPU backend (probes the C++ compiler and OpenMP on first use)")
-    status = CPU.available()
-    if not status:
-        raise BackendUnavailableError(f"the demo runs on the CPU backend: {status.reason}")
-    backend = CPU()
-    names = [n for group in args.only for n in group.split(",") if n] if args.only \
-        else list(EXAMPLES)
-    try:
-        chosen = [get(n) for n in names]
-    except KeyError as exc:
-        raise _UsageError(exc.args[0]) from None
-    repeat = max(1, args.repeats)
-    # start=False: kernels the native path runs never need the OpenCL runtime.
-    out.write(f"portakern demo on {backend!r} ({CPU.describe(start=False)})\n")
-    header = f"{'kernel':<16} {'shape':<16} {'dtype':<8} {'time':>10} {'NumPy':>10} " \
-             f"{'max error':>10}  result"
-    out.write(header + "\n" + "-" * len(header) + "\n")
-    rng = np.random.default_rng(2024)
-    failures = 0
-    start = time.perf_counter()
-    for k, ex in enumerate(chosen, 1):
-        progress(f"[{k}/{len(chosen)}] {ex.name}: building (cached after the first run) "
-                 f"and timing")
-        size = _SMALL.get(ex.name, 1000) if args.small else None
-        base = ex.make_args(size, rng)
-        numpy_best = kernel_best = float("inf")
-        for _ in range(repeat):
-            trial = copy_args(base)
-            t0 = time.perf_counter()
-            expected = ex.run_reference(trial) if ex.has_pipeline else ex.reference(trial)
-            numpy_best = min(numpy_best, time.perf_counter() - t0)
-        # The first launch renders and compiles; it is not timed.
-        _run_once(ex, backend, copy_args(base))
-        got: dict[str, Any] = {}
-        for _ in range(repeat):
-            trial = copy_args(base)
-            t0 = time.perf_counter()
-            got = _run_once(ex, backend, trial)
-            kernel_best = min(kernel_best, time.perf_counter() - t0)
-        ok = ex.agrees(got, expected)
-        failures += not ok
-        shape = _shape_label(ex, base)
-        dtype = str(_main_dtype(base))
-        out.write(f"{ex.name:<16} {shape:<16} {dtype:<8} {_fmt_time(kernel_best):>10} "
-                  f"{_fmt_time(numpy_best):>10} {ex.max_error(got, expected):>10.3g}  "
-                  f"{'OK' if ok else 'FAIL'}\n")
-    elapsed = time.perf_counter() - start
-    out.write(f"{len(chosen) - failures}/{len(chosen)} examples agree with NumPy "
-              f"({elapsed:.1f} s; times are the best of {repeat}, after a compiling run)\n")
-    return 1 if failures else 0
-
-
-def _shape_label(ex: Any, args: tuple) -> str:
-    if ex.name.startswith("matmul"):
-        _, a, b, _k = args
-        return f"{a.shape[0]}x{a.shape[1]}x{b.shape[1]}"
-    arrays = [a for a in args if isinstance(a, np.ndarray)]
-    biggest = max(arrays, key=lambda a: a.size)
-    return "x".join(str(s) for s in biggest.shape)
-
-
-def _main_dtype(args: tuple) -> np.dtype:
-    arrays = [a for a in args if isinstance(a, np.ndarray)]
-    return max(arrays, key=lambda a: a.size).dtype
 
 
 # -- bench ----------------------------------------------------------------------------------

@@ -29,15 +29,19 @@ Variables are resolved by scope (a ``for`` header or a ``{}`` block opens one),
 so a name reused for another variable elsewhere is another variable. Arrays
 (parameters, ``@localmem``) are memory, not variables: reading ``x[0]`` is
 group-uniform, reading ``x[i]`` is as uniform as ``i``.
+
+What the walk records, and the checks that turn its findings into errors, are in
+:mod:`portakern.convergence_checks`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
+from .convergence_checks import PER_ITEM, Binding, Loop, Unit, Write, check
 from .language import SourceMap, Token
 from .parts import (
+    SUBGROUP,
     Call,
     Gen,
     UniformMark,
@@ -58,84 +62,9 @@ from .parts import (
 
 __all__ = ["analyse"]
 
-#: Primitive calls whose value differs between the work-items of a group.
-_PER_ITEM = {"global_id": "@index(Global, ...)", "local_id": "@index(Local, ...)"}
 #: Followed by '=', these make a compound assignment (the tokenizer splits '+=').
 _COMPOUND = frozenset("+-*/%&|^")
 _JUMPS = frozenset({"return", "break", "continue", "goto"})
-
-_REWRITE = (
-    "Control flow around a barrier must be group-uniform: every work-item of the group, "
-    "in the ndrange or not, runs a loop that contains @synchronize() the same number of "
-    "times, so its condition, its counter and the statements that update them may only "
-    "use kernel arguments, constants, @ndrange, @groupsize, @index(Group, ...) and "
-    "@uniform values. The usual rewrite is a group-uniform trip count with a masked "
-    "body: 'for (long base = 0; base < n; base += step) { const long row = base + "
-    "offset; if (row < n) { ... } @synchronize(); }'")
-
-
-_REWRITE_IF = (
-    "Every work-item of the group, in the ndrange or not, must take the same branch of an "
-    "'if' that contains @synchronize(), so its condition may only use kernel arguments, "
-    "constants, @ndrange, @groupsize, @index(Group, ...), memory at group-uniform indices "
-    "and @uniform values. The usual rewrite keeps the barrier outside the per-item "
-    "condition: 'if (cond) { ... } @synchronize();'")
-
-
-@dataclass(eq=False)
-class _Binding:
-    """One declared variable."""
-
-    name: str
-    at: Token
-    pointer: bool = False
-
-
-@dataclass(eq=False)
-class _Write:
-    """A place that sets a variable, and what the value depends on."""
-
-    binding: _Binding
-    at: Token
-    reads: list  # [(token, binding)]
-    source: object  # a per-item construct (Call or Gen), or None
-    declaration: bool
-
-
-@dataclass(eq=False)
-class _Unit:
-    """A statement the lowering places on its own (masked, or group-uniform)."""
-
-    first: object  # its first code part: the lowering looks the statement up by it
-    mark: UniformMark | None
-    reads: list = field(default_factory=list)
-    writes: list = field(default_factory=list)
-    source: object = None
-    store: Token | None = None
-    declared: list = field(default_factory=list)  # [(binding, its own reads, source)]
-    jump: Token | None = None  # a jump out of (or on in) the loop around it
-    loop: _Loop | None = None  # the innermost loop around @synchronize() it is in
-
-
-@dataclass(eq=False)
-class _Loop:
-    """A loop around @synchronize(): what its header reads and writes."""
-
-    keyword: Token
-    refs: list  # [(token, binding)]
-    source: object
-    barrier: int = 0  # the line of the first @synchronize() in it
-
-    @property
-    def is_loop(self) -> bool:
-        """False for an ``if`` around a barrier (analysed like a loop's header)."""
-        return self.keyword.text != "if"
-
-    def describe(self) -> str:
-        what = "the loop" if self.is_loop else "the 'if'"
-        return (f"{what} on line {self.keyword.line} (it contains @synchronize() on line "
-                f"{self.barrier})")
-
 
 class _Acc:
     """What a piece of code reads, writes, and whether it uses a per-item construct."""
@@ -173,11 +102,11 @@ class _Analysis:
     def __init__(self, smap: SourceMap, is_declaration: Callable[[list], bool]) -> None:
         self.smap = smap
         self.is_declaration = is_declaration
-        self.scopes: list[dict[str, _Binding]] = [{}]
-        self.units: list[_Unit] = []
-        self.loops: list[_Loop] = []
-        self.writes: dict[_Binding, list[_Write]] = {}
-        self.enclosing: list[_Loop] = []  # the loops around @synchronize() being read
+        self.scopes: list[dict[str, Binding]] = [{}]
+        self.units: list[Unit] = []
+        self.loops: list[Loop] = []
+        self.writes: dict[Binding, list[Write]] = {}
+        self.enclosing: list[Loop] = []  # the loops around @synchronize() being read
 
     # -- the statements the lowering places ------------------------------------------
     def block(self, items: list) -> None:
@@ -186,6 +115,7 @@ class _Analysis:
             for stmt in split_statements(items):
                 sig = code(stmt)
                 if not sig or is_barrier(sig[0]):
+                    self.collective_result(sig)
                     continue
                 if any(is_barrier(it) for it in sig):
                     self.compound(stmt, sig)
@@ -193,6 +123,16 @@ class _Analysis:
                     self.unit(sig)
         finally:
             self.scopes.pop()
+
+    def collective_result(self, sig: list) -> None:
+        """A subgroup collective declares its result, which has a value per work-item."""
+        call = sig[0] if sig else None
+        if not (isinstance(call, Call) and call.macro == SUBGROUP):
+            return
+        tok = Token("id", call.args[2], call.line, call.col)
+        b = Binding(tok.text, tok)
+        self.scopes[-1][tok.text] = b
+        self.writes.setdefault(b, []).append(Write(b, tok, [], call, True))
 
     def compound(self, stmt: list, sig: list) -> None:
         """A statement around a barrier: a loop or a block (the lowering refuses others)."""
@@ -253,22 +193,22 @@ class _Analysis:
         except (ValueError, StopIteration, IndexError):
             return  # malformed: the lowering says so
 
-    def loop(self, keyword: Token, acc: _Acc, stmt: list) -> _Loop:
+    def loop(self, keyword: Token, acc: _Acc, stmt: list) -> Loop:
         barrier = next(it for it in stmt if is_barrier(it))
-        loop = _Loop(keyword, [], None, barrier.line)
+        loop = Loop(keyword, [], None, barrier.line)
         self.loops.append(loop)
         self.header(loop, acc)
         return loop
 
-    def header(self, loop: _Loop, acc: _Acc) -> None:
+    def header(self, loop: Loop, acc: _Acc) -> None:
         """What a loop's header reads and writes (a do-while's: after its body)."""
         loop.refs += acc.reads + acc.writes
         loop.source = loop.source or acc.source
         for tok, b in acc.writes:
             self.writes.setdefault(b, []).append(
-                _Write(b, tok, acc.reads, acc.source, False))
+                Write(b, tok, acc.reads, acc.source, False))
 
-    def body(self, loop: _Loop, items: list) -> None:
+    def body(self, loop: Loop, items: list) -> None:
         self.enclosing.append(loop)
         try:
             self.block(items)
@@ -278,7 +218,7 @@ class _Analysis:
     def unit(self, sig: list) -> None:
         mark = sig[0] if isinstance(sig[0], UniformMark) else None
         body = sig[1:] if mark else sig
-        unit = _Unit(sig[0], mark)
+        unit = Unit(sig[0], mark)
         acc = _Acc()
         if mark is not None:
             self.check_mark(mark, body)
@@ -286,7 +226,7 @@ class _Analysis:
             for b, dacc in self.declaration(body[:-1], acc):
                 unit.declared.append((b, dacc.reads, dacc.source))
                 self.writes.setdefault(b, []).append(
-                    _Write(b, b.at, dacc.reads, dacc.source, True))
+                    Write(b, b.at, dacc.reads, dacc.source, True))
         else:
             self.statement(body, acc)
         unit.reads, unit.writes, unit.source, unit.store = (
@@ -298,7 +238,7 @@ class _Analysis:
         for tok, b in acc.writes:
             if b not in declared:
                 self.writes.setdefault(b, []).append(
-                    _Write(b, tok, acc.reads, acc.source, False))
+                    Write(b, tok, acc.reads, acc.source, False))
         self.units.append(unit)
 
     def declares(self, sig: list) -> bool:
@@ -400,7 +340,7 @@ class _Analysis:
         else:
             self.expr(sig, acc)
 
-    def declaration(self, sig: list, acc: _Acc) -> list[tuple[_Binding, _Acc]]:
+    def declaration(self, sig: list, acc: _Acc) -> list[tuple[Binding, _Acc]]:
         """Declare each declarator of ``T a = x, *p, b[4];`` (no ';'), after its initializer."""
         out = []
         for chunk in declarators(sig):
@@ -416,13 +356,13 @@ class _Analysis:
             if name_at is None:
                 continue
             tok = target[name_at]
-            b = _Binding(tok.text, tok, any(is_tok(it, "*") for it in target[:name_at]))
+            b = Binding(tok.text, tok, any(is_tok(it, "*") for it in target[:name_at]))
             self.scopes[-1][tok.text] = b
             acc.writes.append((tok, b))
             out.append((b, dacc))
         return out
 
-    def lookup(self, name: str) -> _Binding | None:
+    def lookup(self, name: str) -> Binding | None:
         for scope in reversed(self.scopes):
             b = scope.get(name)
             if b is not None:
@@ -435,7 +375,7 @@ class _Analysis:
             if isinstance(it, UniformMark):
                 self.check_mark(it, [])
             if isinstance(it, Call):
-                if it.macro in _PER_ITEM and acc.source is None:
+                if it.macro in PER_ITEM and acc.source is None:
                     acc.source = it
                 continue
             if isinstance(it, Gen):
@@ -485,11 +425,11 @@ class _Analysis:
         per_item = self.per_item()
         # Control variables, each with why: a loop, or (the unit, the control variable
         # it changes).
-        why: dict[_Binding, object] = {}
+        why: dict[Binding, object] = {}
         for loop in self.loops:
             for _, b in loop.refs:
                 why.setdefault(b, loop)
-        uniform: list[_Unit] = []
+        uniform: list[Unit] = []
         for unit in self.units:
             if unit.mark is not None:
                 for b, _, _ in unit.declared:
@@ -507,15 +447,12 @@ class _Analysis:
                 changed = True
                 for _, b in unit.reads + unit.writes:
                     why.setdefault(b, (unit, hit))
-        for loop in self.loops:
-            self.check_loop(loop, per_item)
-        for unit in uniform:  # in the order found: a control variable's setters first
-            self.check_unit(unit, per_item, why)
+        check(self.smap, self.loops, uniform, per_item, why)
         return frozenset(id(u.first) for u in uniform)
 
-    def per_item(self) -> dict[_Binding, tuple[_Write, object]]:
+    def per_item(self) -> dict[Binding, tuple[Write, object]]:
         """Variables with a value per work-item, each with the write that makes it so."""
-        reason: dict[_Binding, tuple[_Write, object]] = {}
+        reason: dict[Binding, tuple[Write, object]] = {}
         changed = True
         while changed:
             changed = False
@@ -533,132 +470,3 @@ class _Analysis:
                     changed = True
                     break
         return reason
-
-    def check_loop(self, loop: _Loop, per_item: dict) -> None:
-        rewrite = _REWRITE if loop.is_loop else _REWRITE_IF
-        if loop.source is not None:
-            raise self.smap.error_at(
-                f"{loop.describe()} reads {_construct(loop.source)}, which has a value per "
-                f"work-item. {rewrite}", _position(loop.source))
-        bad = [(t, b) for t, b in loop.refs if b in per_item]
-        if not bad:
-            return
-        own = {id(b) for t, b in loop.refs if t is b.at}
-        tok, b = next(((t, b) for t, b in bad if id(b) not in own), bad[0])
-        raise self.smap.error_at(
-            f"{loop.describe()} depends on '{b.name}', which has a value per work-item "
-            f"({_chain(b, per_item)}). {rewrite}", tok)
-
-    def check_unit(self, unit: _Unit, per_item: dict, why: dict) -> None:
-        if unit.mark is not None:
-            for b, reads, source in unit.declared:
-                hit = source or next(((t, r) for t, r in reads if r in per_item), None)
-                if hit is not None:
-                    raise self.smap.error_at(
-                        f"@uniform '{b.name}' must have the same value for every work-item "
-                        f"of the group, but it {_cause(hit, per_item)}; drop @uniform, or "
-                        f"compute it from group-uniform values (kernel arguments, constants, "
-                        f"@ndrange, @groupsize, @index(Group, ...))",
-                        _position(hit if not isinstance(hit, tuple) else hit[0]))
-            return
-        if unit.jump is not None:
-            what = (f"'{unit.jump.text}' on line {unit.jump.line} leaves "
-                    f"{unit.loop.describe()}, and every work-item of the group must leave it "
-                    f"together")
-            self.check_uniform(unit, what, "; its condition may only read group-uniform values",
-                               True, per_item)
-            return
-        control, last, end = self.root(unit, why)
-        via = "" if last is control else f"goes into '{last.name}', which "
-        if isinstance(end, _Loop):
-            what = f"'{control.name}' {via}decides how often {end.describe()} runs"
-        elif isinstance(end, _Unit):  # the condition of a 'break'
-            what = (f"'{control.name}' {via}decides whether '{end.jump.text}' on line "
-                    f"{end.jump.line} leaves {end.loop.describe()}")
-        else:
-            what = f"'{control.name}' {via}is a @uniform value"
-        several = len(unit.declared) > 1
-        hint = (f"; declare '{control.name}' in a declaration of its own" if several else
-                "; compute it from group-uniform values only")
-        what += ", so every work-item of the group, in the ndrange or not, runs this " \
-                "statement, which sets it"
-        self.check_uniform(unit, what, hint, end is not None, per_item)
-
-    def check_uniform(self, unit: _Unit, what: str, hint: str, rule: bool,
-                      per_item: dict) -> None:
-        """A group-uniform statement reads no per-item value and writes no memory."""
-        written = {id(b) for _, b in unit.writes}
-        bad = [(t, r) for t, r in unit.reads if r in per_item]
-        hit = unit.source or next((h for h in bad if id(h[1]) not in written),
-                                  bad[0] if bad else None)
-        if hit is not None:
-            raise self.smap.error_at(
-                f"{what}; but the statement {_cause(hit, per_item)}{hint}."
-                f"{' ' + _REWRITE if rule else ''}",
-                _position(hit if not isinstance(hit, tuple) else hit[0]))
-        if unit.store is not None:
-            raise self.smap.error_at(
-                f"{what}; it cannot also write memory ('{unit.store.text}'), which it would "
-                f"do for work-items past the end of the ndrange: move the store to a "
-                f"statement of its own", unit.store)
-
-    def root(self, unit: _Unit, why: dict) -> tuple[_Binding, _Binding, object]:
-        """The control variable ``unit`` sets, the one it feeds that decides the control
-        flow, and what it decides: a loop, a unit with a 'break', or None (@uniform)."""
-        b = next(b for _, b in unit.writes if b in why)
-        first = b
-        seen: set[int] = set()
-        while True:
-            reason = why[b]
-            if isinstance(reason, _Loop):
-                return first, b, reason
-            seen.add(id(b))
-            nxt = reason[1] if isinstance(reason, tuple) else None
-            if nxt is None or id(nxt) in seen:
-                ender = reason[0] if isinstance(reason, tuple) else reason
-                return first, b, ender if getattr(ender, "jump", None) else None
-            b = nxt
-
-
-def _construct(source: object) -> str:
-    if isinstance(source, Call):
-        return _PER_ITEM.get(source.macro, source.macro)
-    if isinstance(source, Gen) and source.at is not None:
-        return f"{source.at.text} (its result differs between work-items)"
-    return "a per-item value"
-
-
-def _position(it: object) -> Token:
-    if isinstance(it, Token):
-        return it
-    if isinstance(it, Gen) and it.at is not None:
-        return it.at
-    if isinstance(it, Call):
-        return Token("at", "@index", it.line or 1, it.col or 1)
-    return Token("at", "@synchronize", 1, 1)
-
-
-def _cause(hit: object, per_item: dict) -> str:
-    if isinstance(hit, tuple):
-        _, b = hit
-        return f"reads '{b.name}', which has a value per work-item ({_chain(b, per_item)})"
-    return f"reads {_construct(hit)}, which has a value per work-item"
-
-
-def _chain(b: _Binding, per_item: dict) -> str:
-    """``'row' is set on line 7 from 'tid', which is set on line 5 from @index(...)``."""
-    parts: list[str] = []
-    seen: set[int] = set()
-    while b is not None and id(b) not in seen and len(parts) < 4:
-        seen.add(id(b))
-        write, cause = per_item[b]
-        subject = f"'{b.name}' is" if not parts else "which is"
-        how = (f"set on line {write.at.line} from" if write.declaration else
-               f"changed on line {write.at.line} by a statement that reads")
-        if isinstance(cause, tuple):
-            b = cause[1]
-            parts.append(f"{subject} {how} '{b.name}'")
-        else:
-            parts.append(f"{subject} {how} {_construct(cause)}")
-            b = None
-    return ", ".join(parts)

@@ -32,16 +32,17 @@ shared instance per class).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from . import registry
-from .backends.base import Backend, cached_instance, default_instance
-from .errors import BackendMismatchError, KernelTypeError
+from .backends.base import Backend
+from .errors import BackendMismatchError
 from .language import check_count
+from .ownership import BY_TYPE, backend_name_of, owner_of
 
 __all__ = ["get_backend", "backend_name_of", "backend_for_args", "clear_resolution_cache",
            "RESOLUTION_ORDER"]
+
 
 #: The documented order, for listings (``portakern info``) and docs.
 RESOLUTION_ORDER = (
@@ -51,10 +52,6 @@ RESOLUTION_ORDER = (
     "duck types: __cuda_array_interface__ or a CUDA __dlpack_device__ -> CUDA",
 )
 
-#: type -> function(array) -> Backend or None (None: unknown). Filled on first sight.
-_BY_TYPE: dict[type, Callable[[Any], Backend | None]] = {}
-
-
 #: Bumped whenever the per-type answers are forgotten, so caches built on them
 #: (a kernel's argument-types -> launcher table) know to start again.
 generation = 0
@@ -63,118 +60,11 @@ generation = 0
 def clear_resolution_cache() -> None:
     """Forget per-type answers (registrations call this)."""
     global generation
-    _BY_TYPE.clear()
+    BY_TYPE.clear()
     generation += 1
 
 
 registry.on_change(clear_resolution_cache)
-
-
-def _class_resolver(name: str) -> Callable[[Any], Backend | None]:
-    cls = registry.backend_class(name)
-    if getattr(cls.for_array, "__func__", None) is not Backend.for_array.__func__:
-        for_array = cls.for_array
-
-        def per_array(array: Any) -> Backend | None:
-            # The answer depends on the array (device, queue ...). A function, not the
-            # bound method: reading its missing `by_type` costs 0.2 us, a method's 1.3.
-            return for_array(array)
-
-        return per_array
-
-    def shared(_array: Any, _cls: type = cls) -> Backend:
-        hit = cached_instance(_cls)
-        return hit if hit is not None else default_instance(_cls)
-
-    shared.by_type = True  # type: ignore[attr-defined]  # the type alone decides
-    return shared
-
-
-def _as_backend(value: Any, array: Any, origin: str) -> Backend:
-    if isinstance(value, Backend):
-        return value
-    if isinstance(value, str):
-        return registry.backend_by_name(value)
-    if isinstance(value, type) and issubclass(value, Backend):
-        return value.for_array(array)
-    raise KernelTypeError(
-        f"{origin} gave {value!r}; expected a portakern Backend object, a Backend subclass "
-        f"or a registered backend name")
-
-
-def _protocol_resolver(tp: type, proto: Any) -> Callable[[Any], Backend]:
-    origin = f"{tp.__module__}.{tp.__qualname__}.__portakern_backend__"
-    if isinstance(proto, (Backend, str)) or (isinstance(proto, type)
-                                             and issubclass(proto, Backend)):
-        return lambda array: _as_backend(proto, array, origin)
-    if callable(proto):
-        # A plain function on the class: called like a method, with the array.
-        def ask(array: Any) -> Backend:
-            try:
-                value = proto(array)
-            except Exception as exc:
-                raise _protocol_failed(tp, exc) from exc
-            return _as_backend(value, array, origin)
-
-        return ask
-    return lambda array: _as_backend(proto, array, origin)
-
-
-def _protocol_failed(tp: type, exc: BaseException) -> BackendMismatchError:
-    return BackendMismatchError(
-        f"{tp.__module__}.{tp.__qualname__}.__portakern_backend__ raised "
-        f"{type(exc).__name__}: {exc}; it must return a portakern Backend object, a Backend "
-        f"subclass or a registered backend name (the original error is the __cause__)")
-
-
-def _duck(array: Any) -> Backend | None:
-    # Decided per array, not per type: torch.Tensor has both protocols on the class,
-    # and only its CUDA tensors answer them.
-    cuda = hasattr(array, "__cuda_array_interface__")
-    if not cuda:
-        dev = getattr(array, "__dlpack_device__", None)
-        if dev is None:
-            return None
-        try:
-            kind = int(dev()[0])
-        except Exception:  # noqa: BLE001 - a foreign protocol; treat as unknown
-            return None
-        cuda = kind in (2, 13)  # kDLCUDA, kDLCUDAManaged
-    if not cuda:
-        return None
-    return _class_resolver("CUDA")(array)
-
-
-def _resolver_for(tp: type) -> Callable[[Any], Backend | None] | None:
-    try:
-        proto = getattr(tp, "__portakern_backend__", None)
-    except Exception as exc:  # a property of a metaclass that raises
-        raise _protocol_failed(tp, exc) from exc
-    if proto is not None:
-        return _protocol_resolver(tp, proto)
-    name = registry.backend_for_type(tp)
-    if name is not None:
-        return _class_resolver(name)
-    if hasattr(tp, "__cuda_array_interface__") or hasattr(tp, "__dlpack_device__"):
-        return _duck
-    return None
-
-
-def _resolve_one(array: Any) -> Backend | None:
-    tp = type(array)
-    resolver = _BY_TYPE.get(tp)
-    if resolver is None:
-        resolver = _resolver_for(tp)
-        if resolver is None:
-            # The CUDA Array Interface is an attribute of the *object* (Numba and
-            # CuPy ask the object with getattr): an instance may carry it even where
-            # its class does not. Instances of such a type are then asked one by one.
-            if not (hasattr(array, "__cuda_array_interface__")
-                    or hasattr(array, "__dlpack_device__")):
-                return None
-            resolver = _duck
-        _BY_TYPE[tp] = resolver
-    return resolver(array)
 
 
 def _unknown(array: Any, where: str) -> BackendMismatchError:
@@ -199,8 +89,8 @@ def get_backend(*arrays: Any) -> Backend:
         raise BackendMismatchError("get_backend() needs at least one array")
     first = None
     for n, a in enumerate(arrays):
-        r = _BY_TYPE.get(type(a))
-        b = r(a) if r is not None else _resolve_one(a)
+        r = BY_TYPE.get(type(a))
+        b = r(a) if r is not None else owner_of(a)
         if b is None:
             raise _unknown(a, f"argument {n}")
         if first is None:
@@ -213,21 +103,12 @@ def get_backend(*arrays: Any) -> Backend:
 def _mixed(named: list[tuple[str, Any]]) -> BackendMismatchError:
     lines = []
     for where, a in named:
-        b = _resolve_one(a)
+        b = owner_of(a)
         tp = type(a)
         lines.append(f"  {where}: {tp.__module__}.{tp.__qualname__} -> {b!r}")
     return BackendMismatchError(
         "arrays belong to different backends:\n" + "\n".join(lines)
         + "\nmove them to one backend (backend.to_device / backend.to_host) first")
-
-
-def backend_name_of(array: Any) -> str | None:
-    """A printable name of the backend owning ``array``, or None."""
-    try:
-        b = _resolve_one(array)
-    except Exception:  # noqa: BLE001 - used only to word an error message
-        return None
-    return None if b is None else repr(b)
 
 
 def backend_for_args(kernel: Any, args: tuple) -> Backend:
@@ -255,10 +136,10 @@ def resolve_args(kernel: Any, args: tuple) -> tuple[Backend, bool]:
     for p, a in zip(params, args, strict=True):
         if not p.pointer:
             continue
-        r = _BY_TYPE.get(type(a))
+        r = BY_TYPE.get(type(a))
         if r is None:
-            b = _resolve_one(a)
-            r = _BY_TYPE.get(type(a))
+            b = owner_of(a)
+            r = BY_TYPE.get(type(a))
         else:
             b = r(a)
         if b is None:
@@ -270,7 +151,6 @@ def resolve_args(kernel: Any, args: tuple) -> tuple[Backend, bool]:
             raise _mixed([(_named(kernel, q), x)
                           for q, x in zip(params, args, strict=True) if q.pointer])
     if first is None:
-        from .backends.opencl import CPU
-
-        return default_instance(CPU), True
+        # No array says: the CPU backend, as NumPy arrays would resolve to.
+        return registry.backend_by_name("CPU"), True
     return first, by_type

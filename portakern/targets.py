@@ -51,6 +51,14 @@ class TargetInfo:
         ``"module:function"`` of its compile check (``portakern check``), which
         takes the rendered kernel, the user's sources and the kernel, and returns a
         one-line summary.
+    checker_status : str or None
+        ``"module:function"`` returning ``(ok, detail)``: whether the compile check can
+        run on this machine (``portakern info`` lists it).
+    checker_note : str
+        What ``portakern info`` says of the compile check when there is no
+        ``checker_status`` (how the check is built).
+    address_spaces : AddressSpaces or None
+        How pointers' address spaces are spelled (:meth:`pointer_spaces` when None).
     """
 
     name: str
@@ -62,6 +70,56 @@ class TargetInfo:
     double: bool = True
     checker: str | None = None
     prints: bool = True
+    checker_status: str | None = None
+    checker_note: str = ""
+    address_spaces: AddressSpaces | None = None
+
+    def pointer_spaces(self) -> AddressSpaces:
+        """How this target spells pointers' address spaces: its own declaration, else
+        OpenCL C's words where it needs spaces (a plugin target), else one flat space."""
+        if self.address_spaces is not None:
+            return self.address_spaces
+        return OPENCL_SPACES if self.pointer_address_spaces else FLAT_SPACES
+
+
+@dataclass(frozen=True)
+class AddressSpaces:
+    """How a dialect spells the memory a pointer points into (see portakern.pointers).
+
+    ``words`` maps portakern's spaces (``global``, ``input`` for a read-only array
+    parameter, ``local``, ``private``, ``constant``) to the dialect's words; empty words
+    and ``flat`` mean one flat address space (CUDA, C++). ``references``: the dialect
+    has C++ references (else a reference becomes a pointer). ``overloads``: helper
+    copies for different spaces may share a name (else each copy is renamed).
+    ``input_spaces``: the spaces a read-only array may arrive in, when the launch
+    chooses (Metal under MLX: ``device`` or ``constant``); empty when it is ``words["input"]``.
+    """
+
+    words: tuple[tuple[str, str], ...]
+    references: bool = True
+    overloads: bool = True
+    input_spaces: tuple[str, ...] = ()
+    flat: bool = False
+
+    def word(self, space: str) -> str:
+        """The dialect's word for one of portakern's spaces."""
+        return dict(self.words)[space]
+
+
+#: OpenCL C 1.2: a word on every pointer, no references, no overloading.
+OPENCL_SPACES = AddressSpaces(
+    (("global", "__global"), ("input", "__global"), ("local", "__local"),
+     ("private", "__private"), ("constant", "__constant")),
+    references=False, overloads=False)
+#: Metal: a word on every pointer; a read-only array is device or constant memory.
+METAL_SPACES = AddressSpaces(
+    (("global", "device"), ("input", "input"), ("local", "threadgroup"),
+     ("private", "thread"), ("constant", "constant")),
+    input_spaces=("device", "constant"))
+#: One flat address space (CUDA, the native C++ path).
+FLAT_SPACES = AddressSpaces(
+    (("global", ""), ("input", ""), ("local", ""), ("private", ""), ("constant", "")),
+    flat=True)
 
 
 #: Words of Metal Shading Language that are not C++ keywords: function qualifiers and
@@ -78,15 +136,20 @@ OPENCL_RESERVED_WORDS = frozenset({
 })
 
 _BUILTIN = (
-    TargetInfo("opencl", "OpenCL", pointer_address_spaces=True,
+    TargetInfo("opencl", "OpenCL", pointer_address_spaces=True, address_spaces=OPENCL_SPACES,
                reserved_words=OPENCL_RESERVED_WORDS,
-               checker="portakern.checks.targets:check_opencl"),
-    TargetInfo("cuda", "CUDA", checker="portakern.checks.targets:check_cuda"),
+               checker="portakern.checks.targets:check_opencl",
+               checker_note="built on the CPU OpenCL device when it is available"),
+    TargetInfo("cuda", "CUDA", checker="portakern.checks.targets:check_cuda",
+               checker_status="portakern.checks.cuda:cuda_check_available"),
     TargetInfo("metal", "Metal", printf=False, prints=False, pointer_address_spaces=True,
+               address_spaces=METAL_SPACES,
                reserved_words=METAL_RESERVED_WORDS, double=False,
-               checker="portakern.checks.targets:check_metal"),
+               checker="portakern.checks.targets:check_metal",
+               checker_status="portakern.checks.metal:metal_check_available"),
     TargetInfo("c", "the native C++ path (CPU())", lockstep=True, printf=False,
-               checker="portakern.checks.targets:check_c"),
+               checker="portakern.checks.targets:check_c",
+               checker_note="built by the CPU native path's C++ compiler when it is available"),
 )
 _TABLE: dict[str, TargetInfo] = {t.name: t for t in _BUILTIN}
 

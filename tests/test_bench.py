@@ -13,7 +13,7 @@ import pytest
 
 import portakern as pk
 from portakern import bench
-from portakern.bench import Row
+from portakern.bench import Row, baselines, measure, report
 
 REQUIRED = {"name", "backend", "seconds", "baseline", "baseline_seconds", "ratio"}
 
@@ -31,6 +31,9 @@ def _quick(**kwargs):
     return bench.run(quick=True, **kwargs)
 
 
+@pytest.mark.slow(reason="every workload built cold; test_rates_are_reported, "
+                  "test_peer_rows_only_for_what_is_installed and test_opencl_backend_rows "
+                  "run the same rows on a few workloads")
 def test_every_workload_runs_and_agrees_with_numpy():
     rows, _ = _quick(backend="CPU")
     kernel_rows = [r for r in rows if not r.name.startswith(("launch", "get_backend"))]
@@ -83,6 +86,8 @@ def test_peer_rows_only_for_what_is_installed(monkeypatch):
     assert "(fastest)" in bench.format_table(rows)
 
 
+@pytest.mark.slow(reason="Numba compiles each peer; which peer rows appear is checked by "
+                  "test_peer_rows_only_for_what_is_installed")
 def test_peer_rows_agree_with_numpy():
     pytest.importorskip("numba")
     pytest.importorskip("numexpr")
@@ -181,13 +186,13 @@ def test_interleaved_medians():
     def b():
         calls["b"] += 1
 
-    ta, tb = bench._interleaved([a, b], repeats=5, budget=0.1)
+    ta, tb = measure.interleaved([a, b], repeats=5, budget=0.1)
     assert ta > 0 and tb > 0
     assert calls["a"] == calls["b"] > 5
 
 
 def test_plain_progress(capsys):
-    p = bench._Progress(2)
+    p = measure.ProgressBar(2)
     p._kind = "plain"  # whatever is installed, test the fallback
     p.step("first")
     p.step("second")
@@ -201,7 +206,7 @@ def test_table_formats_failures_and_nan():
                 note="RuntimeError: boom")]
     text = bench.format_table(rows)
     assert "WRONG" in text and "boom" in text
-    assert bench._jsonable({"seconds": float("nan"), "name": "x"}) == {"seconds": None,
+    assert report.jsonable({"seconds": float("nan"), "name": "x"}) == {"seconds": None,
                                                                        "name": "x"}
 
 
@@ -222,13 +227,13 @@ def test_cupy_baseline_code_path(monkeypatch):
         cuda=types.SimpleNamespace(Stream=types.SimpleNamespace(
             null=types.SimpleNamespace(synchronize=lambda: None))))
     monkeypatch.setitem(sys.modules, "cupy", fake)
-    saxpy = bench._Case(next(w for w in bench.WORKLOADS if w.name == "saxpy"), quick=True)
+    saxpy = measure.Case(next(w for w in bench.WORKLOADS if w.name == "saxpy"), quick=True)
     y, x, a = saxpy.args
-    bench._cupy_baseline(saxpy, saxpy.args)()
+    baselines.cupy_baseline(saxpy, saxpy.args)()
     assert made["in_params"] == "T x, T a" and made["out_params"] == "T y"
     assert made["body"] == "y = a * x + y" and made["args"][-1] is y
-    mm = bench._Case(next(w for w in bench.WORKLOADS if w.name == "matmul_tiled"), quick=True)
-    bench._cupy_baseline(mm, mm.args)()
+    mm = measure.Case(next(w for w in bench.WORKLOADS if w.name == "matmul_tiled"), quick=True)
+    baselines.cupy_baseline(mm, mm.args)()
     assert made["matmul"][2] is mm.args[0]
 
 
@@ -249,8 +254,8 @@ def test_exact_and_masked_launches_agree(n):
     (plan,) = k._launchers[pk.CPU()].plans.values()
     _, global_size, local_size, _ = plan
     # Work-items past the end exist only when the groups do not tile the ndrange.
-    # (Kernel.build's key: cache_key, target, bindings, ndim, unmasked, debug.)
-    unmasked = [key for key in k._compiled if key[4] is True]
+    # (Kernel.build's key: the backend's cache_key and the Variant.)
+    unmasked = [variant for _, variant in k._compiled if variant.unmasked]
     assert bool(unmasked) == (global_size == (n,))
 
 

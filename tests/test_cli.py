@@ -53,6 +53,37 @@ def run_module(*argv: str, timeout: float = 300) -> subprocess.CompletedProcess[
 
 # -- info -----------------------------------------------------------------------------------
 
+def test_info_lists_compile_checks_from_the_targets_table(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each target's line comes from its TargetInfo facts, not from its name."""
+    import dataclasses
+
+    from portakern import targets
+
+    answers = {"cuda": (False, "planted: no NVRTC"), "metal": (True, "planted: clang 0")}
+    fake = types.ModuleType("pk_fake_checks")
+    for name, answer in answers.items():
+        setattr(fake, f"status_{name}", lambda answer=answer: answer)
+    monkeypatch.setitem(sys.modules, "pk_fake_checks", fake)
+    table = {t: targets.target_info(t) for t in targets.builtin_targets()}
+    for name in answers:
+        targets.register_target(dataclasses.replace(
+            table[name], checker_status=f"pk_fake_checks:status_{name}"))
+    targets.register_target(dataclasses.replace(table["c"], checker_note="planted note"))
+    try:
+        _, out, _ = run_cli("info", capsys=capsys)
+    finally:
+        for info in table.values():
+            targets.register_target(info)
+    checks = out.split("compile checks (portakern check):\n", 1)[1].splitlines()
+    lines = {ln.split()[0]: ln for ln in checks if ln.strip()}
+    assert set(lines) == set(table)
+    for name, (ok, detail) in answers.items():
+        assert lines[name].split(None, 1)[1] == f"{'yes' if ok else 'no'}: {detail}"
+    assert lines["c"].split(None, 1)[1] == "planted note"
+    assert lines["opencl"].split(None, 1)[1] == table["opencl"].checker_note
+
+
 def _backend_line(out: str, name: str) -> str:
     lines = [ln for ln in out.splitlines() if ln.strip().startswith(f"{name} ")]
     assert lines, f"no line for backend {name} in:\n{out}"

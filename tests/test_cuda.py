@@ -15,7 +15,8 @@ import portakern as pk
 from portakern import examples
 from portakern.backends import cuda as cuda_backend
 from portakern.backends.base import Availability
-from portakern.backends.cuda import CUDA, _Compiled, _Foreign, launch_config, nvrtc_options
+from portakern.backends.cuda import CUDA, _Compiled, launch_config, nvrtc_options
+from portakern.backends.cuda_support import ForeignArray
 from portakern.checks import cuda_check_available
 from portakern.errors import (
     BackendMismatchError,
@@ -259,7 +260,7 @@ def test_array_info_of_cuda_array_interface():
     info = backend.array_info(CudaDuck((3, 4), np.int16, readonly=True))
     assert info.dtype == np.int16 and info.shape == (3, 4)
     assert info.c_contiguous and not info.writable
-    assert isinstance(info.handle, _Foreign)  # turned into a CuPy view only at launch
+    assert isinstance(info.handle, ForeignArray)  # turned into a CuPy view only at launch
     # Explicit C strides, and an axis of length 1 with any stride, are contiguous.
     assert backend.array_info(CudaDuck((3, 4), "<f8", strides=(32, 8))).c_contiguous
     assert backend.array_info(CudaDuck((1, 4), "<f8", strides=(999, 8))).c_contiguous

@@ -47,8 +47,8 @@ def run(source: str, inputs: list, outputs: list[tuple[tuple, Any]], grid: tuple
 def test_signature_and_name_as_mlx_writes_them() -> None:
     source = ("uint i = thread_position_in_grid.x;\n"
               "out0[i] = in0[i] * a + (float)in1_shape[0] + (float)in1_ndim;\n")
-    specs = [standin._Input("float", 1, 100), standin._Input("int32_t", 2, 6),
-             standin._Input("float", 0, 1)]
+    specs = [standin.Input("float", 1, 100), standin.Input("int32_t", 2, 6),
+             standin.Input("float", 0, 1)]
     func = standin.kernel_name("k", specs, ["float"])
     assert func == "custom_kernel_k_float_int32_tc_floats_float"
     text = standin.write_signature(func, "// header\n", source, ["in0", "in1", "a"], specs,
@@ -67,7 +67,7 @@ def test_signature_and_name_as_mlx_writes_them() -> None:
 
 
 def test_template_arguments_as_mlx_writes_them() -> None:
-    specs = [standin._Input("float", 1, 100)]
+    specs = [standin.Input("float", 1, 100)]
     template = [("T", mx.float32), ("N", 4), ("B", True)]
     func = standin.kernel_name("k", specs, ["float"], template)
     assert func == "custom_kernel_k__float_4_1_float_float"  # sic: MLX's hash starts with "_"
@@ -99,7 +99,7 @@ def test_portakern_writes_the_same_source_as_the_standin(source: str, shapes: An
     inputs, outputs = _mlx._input_types(program, shapes, dtypes)
     theirs = _mlx.metal_translation_unit(program.name, program.header, program.source,
                                          inputs, outputs, utils=standin.UTILS)
-    specs = [standin._Input(t, ndim, size) for _, t, ndim, size in inputs]
+    specs = [standin.Input(t, ndim, size) for _, t, ndim, size in inputs]
     func = standin.kernel_name(program.name, specs, [t for _, t in outputs])
     ours = standin.UTILS + standin.write_signature(
         func, program.header, program.source, [n for n, *_ in inputs], specs,

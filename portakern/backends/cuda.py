@@ -34,99 +34,37 @@ from ..errors import (
     CompilationError,
     KernelArgumentError,
     LaunchError,
-    NDRangeError,
 )
 from ..subprocesses import fork_safe_lock
 from .base import ArrayInfo, Availability, Backend
+from .cuda_support import (
+    DLPACK_CUDA,
+    INSTALL_HINT,
+    ForeignArray,
+    array_interface,
+    cuda_array_info,
+    dlpack_device,
+    import_cupy,
+    launch_config,
+    type_name,
+)
 
 __all__ = ["CUDA", "INSTALL_HINT", "launch_config", "nvrtc_options", "cuda_array_info",
            "reset_state"]
 
-#: The command that makes this backend available (with an NVIDIA driver present).
-INSTALL_HINT = 'pip install "portakern[cuda]"'
 
 #: NVRTC options of every launch and compile check. CuPy before v14 defaulted to an
 #: older C++ standard; pinning one makes the check and the launch compile alike.
 BASE_OPTIONS: tuple[str, ...] = ("-std=c++17",)
 
-#: CUDA's grid limits (blocks per launch) along x, y, z on every GPU since Kepler.
-DEFAULT_MAX_GRID = (2**31 - 1, 65535, 65535)
-#: Threads per block along x, y, z on every GPU CUDA 12 supports (1024 in all).
-CUDA_MAX_BLOCK = (1024, 1024, 64)
-
-_DLPACK_CUDA = (2, 13)  # kDLCUDA, kDLCUDAManaged
 # Re-entered: for_array builds a CUDA, which registers its state.
 _LOCK = fork_safe_lock(reentrant=True)
+
 _AVAILABILITY: list[Availability] = []  # computed once per process
-
-
-def _cupy() -> Any:
-    """Import CuPy, or raise :class:`BackendUnavailableError` with the install command."""
-    cp = sys.modules.get("cupy")
-    if cp is not None:
-        return cp
-    try:
-        import cupy
-    except Exception as exc:  # noqa: BLE001 - a broken CuPy install fails in many ways
-        raise BackendUnavailableError(
-            f"CUDA backend needs CuPy, which {_import_failure(exc)}; install it with: "
-            f"{INSTALL_HINT}") from exc
-    return cupy
-
-
-def _import_failure(exc: BaseException) -> str:
-    if isinstance(exc, ModuleNotFoundError) and exc.name == "cupy":
-        return "is not installed"
-    return f"failed to import ({type(exc).__name__}: {exc})"
 
 
 def _cuda_errors(cp: Any) -> tuple[type[BaseException], ...]:
     return (cp.cuda.runtime.CUDARuntimeError, cp.cuda.driver.CUDADriverError)
-
-
-# -- launch configuration ---------------------------------------------------------------
-def launch_config(global_size: tuple[int, ...], local_size: tuple[int, ...],
-                  max_grid: tuple[int, ...] = DEFAULT_MAX_GRID,
-                  ) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
-    """CUDA ``(grid, block)`` for a launch over hardware sizes in work-items.
-
-    Parameters
-    ----------
-    global_size, local_size : tuple of int
-        Work-items in total and per workgroup, hardware axis order (x first), as
-        :class:`~portakern.Launcher` passes them: 1 to 3 axes.
-    max_grid : tuple of int, optional
-        The device's limit on blocks along x, y, z.
-
-    Returns
-    -------
-    grid, block : tuple of three ints
-        Blocks per axis (``ceil(global / local)``) and threads per block, padded
-        with 1 to three axes.
-
-    Raises
-    ------
-    NDRangeError
-        The grid exceeds the device's limit along an axis; the message names the
-        ndrange axis and the fix.
-    """
-    if len(global_size) != len(local_size) or not 1 <= len(global_size) <= 3:
-        raise ValueError(f"global size {global_size} and local size {local_size} must have "
-                         f"the same number of axes, 1 to 3")
-    ndim = len(global_size)
-    grid = []
-    for hw, (g, w) in enumerate(zip(global_size, local_size, strict=True)):
-        blocks = -(-int(g) // int(w))
-        if blocks > max_grid[hw]:
-            d = ndim - 1 - hw
-            raise NDRangeError(
-                f"ndrange axis {d} needs {blocks} workgroups of {w} work-items, more than "
-                f"CUDA allows along hardware axis {'xyz'[hw]} ({max_grid[hw]}); use a larger "
-                f"workgroupsize along that axis, or make the longest axis the last one (it "
-                f"maps to x, which allows {max_grid[0]} workgroups)")
-        grid.append(blocks)
-    pad = [1] * (3 - ndim)
-    return (tuple(grid + pad), tuple([int(w) for w in local_size] + pad))  # type: ignore[return-value]
 
 
 # -- NVRTC options and headers ---------------------------------------------------------
@@ -198,138 +136,23 @@ def _user_sources(rendered: Any) -> dict[str, str]:
     return {}
 
 
-# -- foreign CUDA arrays ---------------------------------------------------------------
-def _c_contiguous(shape: tuple[int, ...], strides: tuple[int, ...] | None,
-                  itemsize: int) -> bool:
-    if strides is None or any(n == 0 for n in shape):
-        return True
-    expected = itemsize
-    for n, s in zip(reversed(shape), reversed(strides), strict=True):
-        # An axis of length 1 may carry any stride (NumPy's relaxed rule).
-        if n != 1 and s != expected:
-            return False
-        expected *= n
-    return True
-
-
-def _interface(array: Any) -> dict | None:
-    try:
-        return array.__cuda_array_interface__
-    except AttributeError:
-        return None
-    except Exception as exc:  # noqa: BLE001 - the exporter's own refusal, e.g. torch grads
-        raise KernelArgumentError(
-            f"a {_type_name(array)} refused to expose its CUDA memory: {exc}") from exc
-
-
-def _type_name(array: Any) -> str:
-    tp = type(array)
-    return f"{tp.__module__}.{tp.__qualname__}"
-
-
-def cuda_array_info(array: Any) -> tuple[np.dtype, tuple[int, ...], bool, bool, int] | None:
-    """Read ``__cuda_array_interface__`` without touching a device.
-
-    Returns
-    -------
-    tuple or None
-        ``(dtype, shape, c_contiguous, writable, pointer)``, or None if
-        ``array`` has no such interface.
-
-    Raises
-    ------
-    KernelArgumentError
-        The interface describes a masked array, or the exporter refused.
-    """
-    cai = _interface(array)
-    if cai is None:
-        return None
-    if cai.get("mask") is not None:
-        raise KernelArgumentError(
-            f"a {_type_name(array)} with a mask cannot be launched on; pass the data "
-            f"without its mask")
-    dtype = np.dtype(cai["typestr"])
-    shape = tuple(int(n) for n in cai["shape"])
-    strides = cai.get("strides")
-    strides = None if strides is None else tuple(int(s) for s in strides)
-    if strides is not None and len(strides) != len(shape):
-        raise KernelArgumentError(
-            f"a {_type_name(array)} has a malformed __cuda_array_interface__: shape {shape} "
-            f"but strides {strides}")
-    pointer, readonly = cai["data"]
-    return (dtype, shape, _c_contiguous(shape, strides, dtype.itemsize), not readonly,
-            int(pointer or 0))
-
-
-class _Foreign:
-    """A CUDA array of another library, turned into a CuPy view at launch."""
-
-    __slots__ = ("array", "dlpack")
-
-    def __init__(self, array: Any, dlpack: bool) -> None:
-        self.array = array
-        self.dlpack = dlpack
-
-    def to_cupy(self, cp: Any, device: int, stream: Any) -> Any:
-        """A CuPy view of the array for a launch on ``stream``, with no host-side wait.
-
-        ``cupy.asarray`` would honour the interface's stream (CAI v3) with a
-        ``streamSynchronize``, blocking the host on every launch. Instead the view is
-        built from the interface's pointer, and if the producer names a stream other
-        than the launch stream, the launch stream waits on the device for an event
-        recorded on the producer's stream: the kernel runs after the producer's
-        queued work, and the host returns at once.
-        """
-        if self.dlpack:
-            return cp.from_dlpack(self.array)  # a view; DLPack passes streams itself
-        cai = _interface(self.array)
-        dtype = np.dtype(cai["typestr"])
-        shape = tuple(int(n) for n in cai["shape"])
-        strides = cai.get("strides")
-        strides = None if strides is None else tuple(int(s) for s in strides)
-        nbytes = math.prod(shape) * dtype.itemsize
-        if nbytes == 0:
-            return cp.ndarray(shape, dtype)  # nothing to point at, nothing to wait for
-        # The exporter stays alive as long as the view (the memory's owner).
-        memory = cp.cuda.UnownedMemory(int(cai["data"][0]), nbytes, self.array, device)
-        view = cp.ndarray(shape, dtype, cp.cuda.MemoryPointer(memory, 0), strides)
-        producer = cai.get("stream") if int(cai.get("version", 0)) >= 3 else None
-        if producer is not None and int(producer) != stream.ptr:
-            # 1 and 2 are CUDA's legacy and per-thread default stream handles.
-            ready = cp.cuda.Event(disable_timing=True)
-            ready.record(cp.cuda.ExternalStream(int(producer), device))
-            stream.wait_event(ready)
-        return view
-
-
-def _dlpack_device(array: Any) -> tuple[int, int] | None:
-    get = getattr(array, "__dlpack_device__", None)
-    if get is None:
-        return None
-    try:
-        kind, index = get()
-    except Exception:  # noqa: BLE001 - a foreign protocol; treat as absent
-        return None
-    return int(kind), int(index)
-
-
 def _device_of(array: Any) -> int | None:
     """The CUDA device an array lives on, or None if it cannot be told cheaply."""
     cp = sys.modules.get("cupy")
     if cp is not None and isinstance(array, cp.ndarray):
         return int(array.data.device_id)
-    dl = _dlpack_device(array)
+    dl = dlpack_device(array)
     if dl is not None:
         kind, index = dl
-        if kind not in _DLPACK_CUDA:
+        if kind not in DLPACK_CUDA:
             raise BackendMismatchError(
-                f"a {_type_name(array)} in DLPack device type {kind} memory is not a CUDA "
+                f"a {type_name(array)} in DLPack device type {kind} memory is not a CUDA "
                 f"array; move it to a CUDA device, or to NumPy for CPU()")
         return index
-    cai = _interface(array)
+    cai = array_interface(array)
     if cai is not None and CUDA.available():
         # Only the driver knows which device a bare pointer belongs to.
-        cp = _cupy()
+        cp = import_cupy()
         try:
             attrs = cp.cuda.runtime.pointerGetAttributes(int(cai["data"][0]))
         except Exception:  # noqa: BLE001 - a pointer the driver does not know
@@ -370,6 +193,7 @@ class _DeviceState:
 
 
 _STATES: dict[int, _DeviceState] = {}
+
 _INSTANCES: dict[int, CUDA] = {}
 
 
@@ -454,7 +278,7 @@ class CUDA(Backend):
         """How many CUDA devices this process sees (0 when the backend is unavailable)."""
         if not cls.available():
             return 0
-        return int(_cupy().cuda.runtime.getDeviceCount())
+        return int(import_cupy().cuda.runtime.getDeviceCount())
 
     @property
     def cache_key(self) -> Any:
@@ -478,7 +302,7 @@ class CUDA(Backend):
         props = self._state.props
         if props is None:
             self.check_available()
-            props = _cupy().cuda.runtime.getDeviceProperties(self.device)
+            props = import_cupy().cuda.runtime.getDeviceProperties(self.device)
             self._state.props = props
         return props
 
@@ -515,7 +339,7 @@ class CUDA(Backend):
         if hit is not None:
             return hit
         self.check_available()
-        cp = _cupy()
+        cp = import_cupy()
         options = nvrtc_options(rendered.source)
         with state.lock:
             hit = state.modules.get(rendered.source)
@@ -559,7 +383,7 @@ class CUDA(Backend):
     def timed_launch(self, compiled: Any, args: list, global_size: tuple[int, ...],
                      local_size: tuple[int, ...]) -> Any:
         """CUDA events recorded on the launch's stream around the kernel."""
-        cp = _cupy()
+        cp = import_cupy()
         timer = getattr(cp.cuda, "get_elapsed_time", None)
         if timer is None:  # a CuPy stand-in without timers
             self.launch(compiled, args, global_size, local_size)
@@ -577,12 +401,12 @@ class CUDA(Backend):
         return elapsed
 
     def _enqueue(self, compiled: Any, grid: tuple, block: tuple, args: list) -> None:
-        cp = _cupy()
+        cp = import_cupy()
         try:
             with cp.cuda.Device(self.device):
                 stream = cp.cuda.get_current_stream()
                 for n, a in enumerate(args):
-                    if type(a) is _Foreign:
+                    if type(a) is ForeignArray:
                         args[n] = a.to_cupy(cp, self.device, stream)
                 compiled.kernel(grid, block, tuple(args))
         except _cuda_errors(cp) as exc:
@@ -594,7 +418,7 @@ class CUDA(Backend):
     def synchronize(self) -> None:
         if not self.available():
             return  # nothing can have been launched
-        cp = _cupy()
+        cp = import_cupy()
         with cp.cuda.Device(self.device):
             self._wait(cp, cp.cuda.get_current_stream())
 
@@ -643,46 +467,46 @@ class CUDA(Backend):
             dtype, shape, contiguous, writable, pointer = info
             # A new wrapper per call: the no-alias check compares the memory instead.
             extent = (pointer, math.prod(shape) * dtype.itemsize)
-            return ArrayInfo(dtype, shape, contiguous, writable, _Foreign(array, False),
+            return ArrayInfo(dtype, shape, contiguous, writable, ForeignArray(array, False),
                              extent)
-        dl = _dlpack_device(array)
-        if dl is None or dl[0] not in _DLPACK_CUDA or dl[1] != self.device:
+        dl = dlpack_device(array)
+        if dl is None or dl[0] not in DLPACK_CUDA or dl[1] != self.device:
             return None
         # DLPack alone does not describe the array without a capsule: take the
         # (zero-copy) CuPy view now, which an array on a CUDA device allows.
-        view = _cupy().from_dlpack(array)
+        view = import_cupy().from_dlpack(array)
         return ArrayInfo(view.dtype, view.shape, bool(view.flags.c_contiguous), True, view,
                          (int(view.data.ptr), int(view.nbytes)))
 
     def _as_cupy(self, array: Any) -> Any:
-        cp = _cupy()
+        cp = import_cupy()
         if isinstance(array, cp.ndarray):
             return array
-        if _interface(array) is not None:
+        if array_interface(array) is not None:
             return cp.asarray(array)
         return cp.from_dlpack(array)
 
     def allocate(self, shape: Any, dtype: Any) -> Any:
         self.check_available()
-        cp = _cupy()
+        cp = import_cupy()
         with cp.cuda.Device(self.device):
             return cp.empty(shape, dtype)
 
     def zeros(self, shape: Any, dtype: Any) -> Any:
         self.check_available()
-        cp = _cupy()
+        cp = import_cupy()
         with cp.cuda.Device(self.device):
             return cp.zeros(shape, dtype)
 
     def to_device(self, array: np.ndarray) -> Any:
         self.check_available()
-        cp = _cupy()
+        cp = import_cupy()
         with cp.cuda.Device(self.device):
             return cp.array(np.asarray(array), order="C", copy=True)
 
     def to_host(self, array: Any) -> np.ndarray:
         self.check_available()
-        cp = _cupy()
+        cp = import_cupy()
         with cp.cuda.Device(self.device):
             current = cp.cuda.get_current_stream()
             # The copy runs on the current stream, after the launches queued there;
@@ -713,12 +537,12 @@ def reset_state() -> None:
 def _current_device() -> int:
     if not CUDA.available():
         return 0
-    return int(_cupy().cuda.runtime.getDevice())
+    return int(import_cupy().cuda.runtime.getDevice())
 
 
 def _probe() -> Availability:
     try:
-        cp = _cupy()
+        cp = import_cupy()
     except BackendUnavailableError as exc:
         return Availability(False, str(exc))
     try:

@@ -10,6 +10,7 @@ array at the same address never meets a stale entry.
 from __future__ import annotations
 
 import ast
+import ctypes
 import functools
 import os
 import re
@@ -282,3 +283,21 @@ def check_stack(kernel_name: str, arrays: list[StackArray], items: int, path: st
         f"(SIGSEGV): make @localmem/@private arrays smaller (or use a global array), use "
         f"smaller workgroups for a barrier kernel, or give threads more stack (ulimit -s, "
         f"OMP_STACKSIZE) before portakern starts")
+
+
+def host_memory(a: np.ndarray) -> Any:
+    """A buffer over ``a``'s memory that holds no reference to ``a``."""
+    try:
+        address = ctypes.addressof(ctypes.c_char.from_buffer(a))
+    except (TypeError, ValueError):  # read-only: the slower way to the address
+        address = a.ctypes.data
+    return (ctypes.c_char * a.nbytes).from_address(address)
+
+
+def same_args(record: tuple, args: list) -> bool:
+    """True when ``args`` are the arrays and scalar values of the recorded launch."""
+    keys, buffers = record
+    if len(keys) != len(args) or not keys_match(keys, args, len(args)):
+        return False
+    args[:] = buffers
+    return True

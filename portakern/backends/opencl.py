@@ -9,7 +9,6 @@ waits for the kernel before returning. ``OpenCL(queue)`` runs
 
 from __future__ import annotations
 
-import ctypes
 import os
 import platform
 import sys
@@ -21,12 +20,16 @@ import numpy as np
 from ..errors import BackendUnavailableError, LaunchError
 from ..subprocesses import fork_safe_lock
 from .base import ArrayInfo, Availability, Backend, cpu_groups
-from .host import NumPyArrays, arg_key, keys_match
+from .cpu_paths import cpu_mode, hosted_native, native_backend
+from .host import NumPyArrays, arg_key, host_memory, same_args
+from .opencl_programs import Compiled, build_program, check_stack_use
 
 __all__ = ["OpenCL", "CPU", "cpu_install_hint"]
 
 _LOCK = fork_safe_lock()
+
 _START_LOCK = fork_safe_lock()
+
 # queue pointer -> OpenCL backend (see OpenCL.for_array). Weak: a backend nobody uses
 # any more lets its queue and context go.
 _BY_QUEUE: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
@@ -53,95 +56,6 @@ def _import_cl() -> Any:
     return cl
 
 
-class _Compiled:
-    """A built program's kernel, with its scalar dtypes fixed once."""
-
-    __slots__ = ("kernel", "program", "max_wg", "source", "lock", "last", "name", "checked",
-                 "__weakref__")
-
-    def __init__(self, program: Any, kernel: Any, max_wg: int, source: str) -> None:
-        self.program = program
-        self.kernel = kernel
-        self.max_wg = max_wg
-        self.source = source
-        # One cl.Kernel holds one set of arguments: setting them and enqueueing
-        # must not interleave with another thread's launch of the same kernel.
-        self.lock = fork_safe_lock()
-        # CPU(): what the arguments were last set to (see CPU.launch).
-        self.last: tuple | None = None
-        self.name = kernel.function_name
-        #: CPU(): the workgroup sizes whose stack need has been checked (see _check_stack).
-        self.checked: set | None = None
-
-
-def _build(cl: Any, context: Any, device: Any, rendered: Any, options: list[str]) -> _Compiled:
-    from .. import cache
-
-    store = cache.default_cache()
-    key = cache.make_key("opencl", rendered.source, tuple(options), _device_id(device))
-    program = _cached_program(cl, context, device, store.get("opencl", key), options)
-    if program is not None:
-        return _finish(cl, program, device, rendered)
-    try:
-        program = cl.Program(context, rendered.source).build(options=options, devices=[device])
-    except cl.RuntimeError as exc:
-        from ..checks.diagnostics import compilation_error
-
-        raise compilation_error(f"OpenCL compilation of kernel {rendered.name!r} failed",
-                                str(exc), rendered, "opencl") from exc
-    _store_program(cl, program, device, store, key)
-    return _finish(cl, program, device, rendered)
-
-
-def _finish(cl: Any, program: Any, device: Any, rendered: Any) -> _Compiled:
-    kernel = cl.Kernel(program, rendered.name)
-    # Typed scalars let PyOpenCL pack arguments in ~0.5 us; untyped, each NumPy
-    # scalar costs ~7 us in set_args, more than the rest of a launch.
-    kernel.set_scalar_arg_dtypes(_scalar_dtypes(rendered))
-    max_wg = kernel.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE, device)
-    return _Compiled(program, kernel, int(max_wg), rendered.source)
-
-
-def _scalar_dtypes(rendered: Any) -> list:
-    """The argument dtypes PyOpenCL should pack: None for buffers, then int64 per axis."""
-    from ..types import TYPE_DTYPES
-
-    bindings = dict(rendered.bindings)
-    dtypes: list = [None if p.pointer else TYPE_DTYPES[bindings.get(p.type, p.type)]
-                    for p in rendered.params]
-    return dtypes + [np.dtype(np.int64)] * rendered.ndim
-
-
-def _device_id(device: Any) -> tuple[str, ...]:
-    """What a program binary depends on besides its source: device and driver."""
-    platform_ = device.platform
-    return (platform_.name, platform_.version, device.vendor, device.name, device.version,
-            device.driver_version)
-
-
-def _cached_program(cl: Any, context: Any, device: Any, binary: bytes | None,
-                    options: list[str]) -> Any:
-    """A program built from a binary of the disk cache, or None."""
-    if binary is None:
-        return None
-    try:
-        return cl.Program(context, [device], [binary]).build(options=options, devices=[device])
-    except cl.Error:
-        # A driver update can reject an older binary: build from source, which
-        # overwrites the entry.
-        return None
-
-
-def _store_program(cl: Any, program: Any, device: Any, store: Any, key: str) -> None:
-    try:
-        devices = program.get_info(cl.program_info.DEVICES)
-        binary = program.get_info(cl.program_info.BINARIES)[devices.index(device)]
-    except (cl.Error, ValueError):
-        return  # a driver that cannot hand out binaries: its own cache is all there is
-    if binary:
-        store.put("opencl", key, bytes(binary))
-
-
 class OpenCL(Backend):
     """PyOpenCL arrays on any OpenCL device, asynchronously on their queue.
 
@@ -163,7 +77,7 @@ class OpenCL(Backend):
         self.queue = queue
         self.context = queue.context
         self.device = queue.device
-        self._programs: dict[str, _Compiled] = {}
+        self._programs: dict[str, Compiled] = {}
         self._max_wg = int(self.device.max_work_group_size)
         self._max_items = tuple(int(s) for s in self.device.max_work_item_sizes)
         self._extensions = self.device.extensions
@@ -216,12 +130,12 @@ class OpenCL(Backend):
         return f"{type(self).__name__}(device={self.device.name.strip()!r})"
 
     # -- compile and launch -------------------------------------------------------
-    def compile(self, rendered: Any) -> _Compiled:
+    def compile(self, rendered: Any) -> Compiled:
         cl = _import_cl()
         with _LOCK:
             hit = self._programs.get(rendered.source)
             if hit is None:
-                hit = _build(cl, self.context, self.device, rendered, self.build_options)
+                hit = build_program(cl, self.context, self.device, rendered, self.build_options)
                 self._programs[rendered.source] = hit
         return hit
 
@@ -408,11 +322,11 @@ class CPU(NumPyArrays, OpenCL):
         """
         if type(self) is not CPU and not _hosts_numpy(type(self)):
             return self
-        native = _native_backend()
+        native = native_backend()
         if native is None:
             return self
         if type(self) is not CPU:
-            native = _hosted_native(self, native)
+            native = hosted_native(self, native)
         facts = kernel.facts("c")
         if not facts.lockstep:
             return native[0]
@@ -424,7 +338,7 @@ class CPU(NumPyArrays, OpenCL):
     def available(cls) -> Availability:
         """Available when the native path or a CPU OpenCL device is."""
         try:
-            if _native_backend() is not None:
+            if native_backend() is not None:
                 return Availability(True)
         except BackendUnavailableError as exc:  # PORTAKERN_CPU asks for what is not here
             return Availability(False, str(exc))
@@ -516,8 +430,8 @@ class CPU(NumPyArrays, OpenCL):
                 # are still set. Setting them again costs PoCL ~6 us of a ~30 us launch.
                 last = compiled.last
                 if compiled.checked is None or local_size not in compiled.checked:
-                    _check_stack(compiled, local_size)
-                if last is None or not _same_args(last, args):
+                    check_stack_use(compiled, local_size)
+                if last is None or not same_args(last, args):
                     compiled.last = None  # until set_args has succeeded
                     record = _host_buffers(cl, self.context, args, compiled)
                     kernel.set_args(*args)
@@ -533,21 +447,6 @@ class CPU(NumPyArrays, OpenCL):
         finally:
             if guard is not None:
                 guard.pk_rt_leave()
-
-
-def _check_stack(compiled: _Compiled, local_size: tuple[int, ...]) -> None:
-    """Refuse private arrays larger than a PoCL worker thread's stack (a SIGSEGV).
-
-    PoCL keeps ``@localmem`` off the stack; its worker threads have the process's
-    default thread stack (``ulimit -s``).
-    """
-    from .host import check_stack, stack_arrays
-
-    arrays = stack_arrays(compiled.source)
-    check_stack(compiled.name, arrays, 1, "CPU, OpenCL path", omp=False, count_local=False)
-    if compiled.checked is None:
-        compiled.checked = set()
-    compiled.checked.add(local_size)
 
 
 _GUARD: list[Any] = []
@@ -574,7 +473,6 @@ def _guard() -> Any:
             runtime_install()  # in front of the handler PoCL installed when it started
         _GUARD.append(lib)
     return _GUARD[0]
-
 
 
 #: Set in a forked child of a process that had loaded PyOpenCL: why PoCL cannot run there.
@@ -606,39 +504,6 @@ if hasattr(os, "register_at_fork"):
 
 _CPU_STATE = frozenset({"queue", "context", "device", "_programs", "_max_wg", "_max_items",
                         "_extensions", "_map_after"})
-_NATIVE: list[Any] = []
-
-
-def cpu_mode() -> str:
-    """``PORTAKERN_CPU``: ``auto`` (the default), ``native`` or ``opencl``."""
-    mode = os.environ.get("PORTAKERN_CPU", "auto").strip().lower() or "auto"
-    if mode not in ("auto", "native", "opencl"):
-        raise BackendUnavailableError(
-            f"PORTAKERN_CPU={mode!r} is not a CPU path; use 'auto' (native where a C++ "
-            f"compiler is found, else OpenCL), 'native' or 'opencl'")
-    return mode
-
-
-def _native_backend() -> Any:
-    """The native path's backends (elementwise, lockstep), or None when all is OpenCL."""
-    mode = cpu_mode()
-    if mode == "opencl":
-        return None
-    if not _NATIVE:
-        from .native import NativeCPU
-
-        with _LOCK:
-            if not _NATIVE:
-                _NATIVE.append((NativeCPU(), NativeCPU(lockstep=True))
-                               if NativeCPU.available() else None)
-    native = _NATIVE[0]
-    if native is None and mode == "native":
-        from .native import NativeCPU
-
-        raise BackendUnavailableError(
-            f"PORTAKERN_CPU=native, but {NativeCPU.available().reason}; unset PORTAKERN_CPU "
-            f"to run on the CPU OpenCL device instead")
-    return native
 
 
 def _hosts_numpy(cls: type) -> bool:
@@ -650,27 +515,10 @@ def _hosts_numpy(cls: type) -> bool:
     return cls is CPU or (issubclass(cls, CPU) and cls.launch is CPU.launch)
 
 
-_HOSTED: dict[type, tuple] = {}
-
-
-def _hosted_native(owner: CPU, native: tuple) -> Any:
-    """The native path's backends for a ``CPU`` subclass: its arrays, the native launch."""
-    pair = _HOSTED.get(type(owner))
-    if pair is None:
-        from .native import HostedNativeCPU
-
-        with _LOCK:
-            pair = _HOSTED.get(type(owner))
-            if pair is None:
-                pair = _HOSTED[type(owner)] = (HostedNativeCPU(owner),
-                                               HostedNativeCPU(owner, lockstep=True))
-    return pair
-
-
-def _host_buffers(cl: Any, context: Any, args: list, compiled: _Compiled) -> tuple:
+def _host_buffers(cl: Any, context: Any, args: list, compiled: Compiled) -> tuple:
     """Wrap each NumPy array of ``args`` in a zero-copy buffer, in place.
 
-    Returns the record :func:`_same_args` compares the next launch with: per
+    Returns the record :func:`~.host.same_args` compares the next launch with: per
     array a weak reference, its shape and writability; per scalar its bytes;
     and the buffers, which the kernel's arguments point at. The buffers wrap
     the arrays' memory without referencing the arrays (PyOpenCL would keep a
@@ -685,27 +533,9 @@ def _host_buffers(cl: Any, context: Any, args: list, compiled: _Compiled) -> tup
             flag = mf.READ_WRITE if a.flags.writeable else mf.READ_ONLY
             # An empty array has no memory to wrap: a one-element stand-in, which the
             # buffer keeps alive, takes its place (the kernel never reads it).
-            host = np.empty(1, a.dtype) if a.size == 0 else _memory_of(a)
+            host = np.empty(1, a.dtype) if a.size == 0 else host_memory(a)
             args[n] = cl.Buffer(context, flag | mf.USE_HOST_PTR, hostbuf=host)
     return tuple(keys), tuple(args)
-
-
-def _memory_of(a: np.ndarray) -> Any:
-    """A buffer over ``a``'s memory that holds no reference to ``a``."""
-    try:
-        address = ctypes.addressof(ctypes.c_char.from_buffer(a))
-    except (TypeError, ValueError):  # read-only: the slower way to the address
-        address = a.ctypes.data
-    return (ctypes.c_char * a.nbytes).from_address(address)
-
-
-def _same_args(record: tuple, args: list) -> bool:
-    """True when ``args`` are the arrays and scalar values of the recorded launch."""
-    keys, buffers = record
-    if len(keys) != len(args) or not keys_match(keys, args, len(args)):
-        return False
-    args[:] = buffers
-    return True
 
 
 def _find_cpu_device(cl: Any) -> Any:

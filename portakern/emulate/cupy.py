@@ -4,7 +4,8 @@ Installed as ``sys.modules["cupy"]`` (see :func:`installed`), it lets the CUDA
 backend run unchanged on a machine without a GPU: ``RawModule`` compiles the CUDA
 rendering with g++ against ``include/pk_cuda_emu.hpp`` (CUDA's device API on CPU
 threads, see :mod:`portakern.emulate.build`) instead of NVRTC, and a kernel call
-launches it over a grid of blocks. "Device" memory is host memory.
+launches it over a grid of blocks. "Device" memory is host memory
+(:mod:`portakern.emulate.cupy_device` holds the devices, streams and memory).
 
 What is reproduced exactly, because a kernel's result depends on it:
 
@@ -29,18 +30,33 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import itertools
 import sys
-import threading
-import time
 import types
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
-from ..subprocesses import fork_safe_lock
 from .build import INCLUDE, BuildError, Unit, build, compiler_for
+from .cupy_device import (
+    MAX_BLOCK,
+    MAX_BLOCK_THREADS,
+    MAX_GRID,
+    Buffer,
+    CompileException,
+    CUDADriverError,
+    Device,
+    Event,
+    ExternalStream,
+    MemoryPointer,
+    Stream,
+    UnownedMemory,
+    compiler,
+    driver,
+    get_current_stream,
+    get_elapsed_time,
+    runtime,
+)
 
 __version__ = "13.6.0+portakern.standin"
 
@@ -53,222 +69,8 @@ uint8, uint16, uint32, uint64 = np.uint8, np.uint16, np.uint32, np.uint64
 float16, float32, float64 = np.float16, np.float32, np.float64
 complex64, complex128 = np.complex64, np.complex128
 
-_MAX_BLOCK = (1024, 1024, 64)
-_MAX_BLOCK_THREADS = 1024
-_MAX_GRID = (2**31 - 1, 65535, 65535)
-_DEVICES = 1
 
-
-# -- errors ---------------------------------------------------------------------------------------
-class CUDARuntimeError(RuntimeError):
-    """cudaError_t from the runtime API (stand-in)."""
-
-
-class CUDADriverError(RuntimeError):
-    """CUresult from the driver API (stand-in)."""
-
-
-class CompileException(Exception):
-    """The kernel did not compile (NVRTC's role is played by g++)."""
-
-    def __init__(self, msg: str, source: str, name: str, options: tuple) -> None:
-        super().__init__(msg)
-        self._msg = msg
-        self.source = source
-        self.name = name
-        self.options = options
-
-    def get_message(self) -> str:
-        return self._msg
-
-
-# -- devices and streams --------------------------------------------------------------------------
-_local = threading.local()
-_ALLOCATIONS: dict[int, tuple[int, int]] = {}  # id(buffer) -> (start, end)
-_ALLOC_LOCK = fork_safe_lock()
-
-
-def _current() -> int:
-    return getattr(_local, "device", 0)
-
-
-class Device:
-    """A CUDA device ordinal, usable as a context manager that makes it current."""
-
-    def __init__(self, device: int | None = None) -> None:
-        self.id = _current() if device is None else int(device)
-        if not 0 <= self.id < _DEVICES:
-            raise CUDARuntimeError("cudaErrorInvalidDevice: invalid device ordinal")
-        self._saved: list[int] = []
-
-    def __enter__(self) -> Device:
-        self._saved.append(_current())
-        _local.device = self.id
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        _local.device = self._saved.pop()
-
-    def synchronize(self) -> None:
-        """Launches run to completion when called: nothing to wait for."""
-
-    @property
-    def compute_capability(self) -> str:
-        return "90"
-
-
-_STREAM_IDS = itertools.count(0x1000, 0x10)
-
-
-class Stream:
-    """A stream: launches on the stand-in finish before the call returns."""
-
-    null: Stream
-
-    def __init__(self, null: bool = False, non_blocking: bool = False,
-                 ptds: bool = False) -> None:
-        self.ptr = 0 if null else next(_STREAM_IDS)
-        self.device_id = _current()
-        self._saved: list[Stream] = []
-
-    def __enter__(self) -> Stream:
-        self._saved.append(get_current_stream())
-        _local.stream = self
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        _local.stream = self._saved.pop()
-
-    def use(self) -> Stream:
-        _local.stream = self
-        return self
-
-    def synchronize(self) -> None:
-        """Nothing is pending: launches complete before they return."""
-
-    def wait_event(self, event: Event) -> None:
-        """Orders later work after ``event``; here everything is already ordered."""
-
-    def record(self, event: Event | None = None) -> Event:
-        event = event or Event()
-        event.record(self)
-        return event
-
-
-Stream.null = Stream(null=True)
-
-
-class ExternalStream(Stream):
-    """A stream made elsewhere (another library's), known by its pointer."""
-
-    def __init__(self, ptr: int, device_id: int = -1) -> None:
-        super().__init__()
-        self.ptr = int(ptr)
-        self.device_id = _current() if device_id < 0 else device_id
-
-
-class Event:
-    """A CUDA event; recorded work is always complete on the stand-in."""
-
-    def __init__(self, block: bool = False, disable_timing: bool = False,
-                 interprocess: bool = False) -> None:
-        self.done = True
-        self.time = time.perf_counter()
-
-    def record(self, stream: Stream | None = None) -> None:
-        self.done = True
-        self.time = time.perf_counter()  # launches finish before they return
-
-    def synchronize(self) -> None:
-        """Complete already."""
-
-
-def get_elapsed_time(start: Event, end: Event) -> float:
-    """Milliseconds between two recorded events (CuPy's ``cuda.get_elapsed_time``)."""
-    return (end.time - start.time) * 1e3
-
-
-def get_current_stream(device_id: int | None = None) -> Stream:
-    return getattr(_local, "stream", Stream.null)
-
-
-def _properties(device: int) -> dict[str, Any]:
-    return {
-        "name": b"portakern CUDA stand-in (CPU threads)", "major": 9, "minor": 0,
-        "maxThreadsPerBlock": _MAX_BLOCK_THREADS, "maxThreadsDim": _MAX_BLOCK,
-        "maxGridSize": _MAX_GRID, "sharedMemPerBlock": 48 * 1024, "warpSize": 32,
-        "multiProcessorCount": 1, "totalGlobalMem": 1 << 34,
-    }
-
-
-class _PointerAttributes:
-    def __init__(self, type_: int, device: int, ptr: int) -> None:
-        self.type = type_
-        self.device = device
-        self.devicePointer = ptr if type_ else 0
-
-
-def _pointer_attributes(ptr: int) -> _PointerAttributes:
-    with _ALLOC_LOCK:
-        spans = list(_ALLOCATIONS.values())
-    for start, end in spans:
-        if start <= ptr < end or ptr == start:
-            return _PointerAttributes(2, 0, ptr)
-    return _PointerAttributes(0, -2, ptr)
-
-
-runtime = types.SimpleNamespace(
-    CUDARuntimeError=CUDARuntimeError,
-    getDeviceCount=lambda: _DEVICES,
-    getDevice=_current,
-    setDevice=lambda d: setattr(_local, "device", int(d)),
-    getDeviceProperties=_properties,
-    pointerGetAttributes=_pointer_attributes,
-    runtimeGetVersion=lambda: 13000,
-    driverGetVersion=lambda: 13000,
-    deviceSynchronize=lambda: None,
-)
-driver = types.SimpleNamespace(CUDADriverError=CUDADriverError)
-compiler = types.SimpleNamespace(CompileException=CompileException)
-
-
-# -- memory and arrays ------------------------------------------------------------------------
-class _Buffer:
-    """Host memory standing in for one device allocation."""
-
-    def __init__(self, nbytes: int) -> None:
-        self.host = np.empty(max(nbytes, 1), np.uint8)
-        self.ptr = self.host.ctypes.data
-        self.size = nbytes
-        self.device_id = _current()
-        with _ALLOC_LOCK:
-            _ALLOCATIONS[id(self)] = (self.ptr, self.ptr + nbytes)
-
-    def __del__(self) -> None:
-        with _ALLOC_LOCK:
-            _ALLOCATIONS.pop(id(self), None)
-
-
-class UnownedMemory:
-    """Memory owned by someone else (another library's array), by pointer."""
-
-    def __init__(self, ptr: int, size: int, owner: Any, device_id: int | None = None) -> None:
-        self.ptr = int(ptr)
-        self.size = int(size)
-        self.owner = owner
-        self.device_id = _current() if device_id is None else device_id
-
-
-class MemoryPointer:
-    """A pointer into a buffer: ``mem`` plus a byte ``offset``."""
-
-    def __init__(self, mem: Any, offset: int) -> None:
-        self.mem = mem
-        self.offset = int(offset)
-        self.ptr = mem.ptr + self.offset
-        self.device_id = mem.device_id
-
-
+# -- arrays -------------------------------------------------------------------------------------
 class _Flags:
     def __init__(self, a: np.ndarray) -> None:
         self.c_contiguous = bool(a.flags.c_contiguous)
@@ -291,7 +93,7 @@ def _view(ptr: int, nbytes: int, dtype: np.dtype, shape: tuple, strides: tuple |
 
 
 class ndarray:  # noqa: N801 - CuPy's name
-    """A CUDA array of the stand-in: NumPy storage in a :class:`_Buffer`."""
+    """A CUDA array of the stand-in: NumPy storage in a :class:`Buffer`."""
 
     __array_priority__ = 100
 
@@ -301,7 +103,7 @@ class ndarray:  # noqa: N801 - CuPy's name
         dtype = np.dtype(dtype)
         nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
         if memptr is None:
-            memptr = MemoryPointer(_Buffer(nbytes), 0)
+            memptr = MemoryPointer(Buffer(nbytes), 0)
         self.data = memptr
         if strides is not None:
             strides = tuple(int(s) for s in strides)
@@ -556,7 +358,7 @@ class RawKernel:
         self._lib: Any = None
         self._params: list[tuple[int, bool]] = []
 
-    max_threads_per_block = _MAX_BLOCK_THREADS
+    max_threads_per_block = MAX_BLOCK_THREADS
     num_regs = 32
     shared_size_bytes = 0
 
@@ -585,15 +387,15 @@ class RawKernel:
         self.compile()
         grid3, block3 = _dims(grid, "grid"), _dims(block, "block")
         threads = block3[0] * block3[1] * block3[2]
-        over = any(b > m for b, m in zip(block3, _MAX_BLOCK, strict=True))
-        if threads > _MAX_BLOCK_THREADS or over:
+        over = any(b > m for b, m in zip(block3, MAX_BLOCK, strict=True))
+        if threads > MAX_BLOCK_THREADS or over:
             raise CUDADriverError(
                 f"CUDA_ERROR_INVALID_VALUE: invalid argument (block {block3}: at most "
-                f"{_MAX_BLOCK_THREADS} threads, and {_MAX_BLOCK} per axis)")
-        if any(g > m for g, m in zip(grid3, _MAX_GRID, strict=True)):
+                f"{MAX_BLOCK_THREADS} threads, and {MAX_BLOCK} per axis)")
+        if any(g > m for g, m in zip(grid3, MAX_GRID, strict=True)):
             raise CUDADriverError(
                 f"CUDA_ERROR_INVALID_VALUE: invalid argument (grid {grid3}: at most "
-                f"{_MAX_GRID} blocks per axis)")
+                f"{MAX_GRID} blocks per axis)")
         values = [self._marshal(n, a) for n, a in enumerate(args)]
         if len(values) != len(self._params):
             raise TypeError(

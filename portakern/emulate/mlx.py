@@ -52,17 +52,29 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ..subprocesses import fork_safe_lock
 from .build import INCLUDE, BuildError, EmulatedLibrary, Unit, build, compiler_for
+from .mlx_source import (
+    ATTRIBUTES,
+    TYPE_STRINGS,
+    UTILS,
+    Input,
+    buffer_params,
+    dtype_name,
+    kernel_name,
+    shape_buffers,
+    template_bindings,
+    write_signature,
+)
 
 __all__ = [
     "ATTRIBUTES",
     "CustomKernel",
+    "Input",
     "UTILS",
     "available",
     "installed",
@@ -71,51 +83,12 @@ __all__ = [
     "write_signature",
 ]
 
-#: MLX places inputs with fewer elements in the constant address space.
-MAX_CONSTANT_ARRAY_SIZE = 8
 #: ``maxTotalThreadsPerThreadgroup`` of a pipeline on Apple GPUs.
 MAX_THREADS_PER_THREADGROUP = 1024
 #: Threads per SIMD-group (``threads_per_simdgroup``, ``thread_execution_width``).
 SIMD_WIDTH = 32
 #: Byte value outputs start with (MLX leaves them uninitialised).
 OUTPUT_POISON = 0xAB
-
-#: MLX's ``get_type_string``: the Metal type of each MLX dtype, by dtype name.
-TYPE_STRINGS = {
-    "float32": "float", "float16": "float16_t", "bfloat16": "bfloat16_t",
-    "float64": "double", "complex64": "complex64_t", "bool": "bool", "int8": "int8_t",
-    "int16": "int16_t", "int32": "int32_t", "int64": "int64_t", "uint8": "uint8_t",
-    "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t",
-}
-
-#: The thread attributes MLX declares when the body names them, in MLX's order.
-ATTRIBUTES = (
-    ("dispatch_quadgroups_per_threadgroup", "uint"),
-    ("dispatch_simdgroups_per_threadgroup", "uint"),
-    ("dispatch_threads_per_threadgroup", "uint3"),
-    ("grid_origin", "uint3"),
-    ("grid_size", "uint3"),
-    ("quadgroup_index_in_threadgroup", "uint"),
-    ("quadgroups_per_threadgroup", "uint"),
-    ("simdgroup_index_in_threadgroup", "uint"),
-    ("simdgroups_per_threadgroup", "uint"),
-    ("thread_execution_width", "uint"),
-    ("thread_index_in_quadgroup", "uint"),
-    ("thread_index_in_simdgroup", "uint"),
-    ("thread_index_in_threadgroup", "uint"),
-    ("thread_position_in_grid", "uint3"),
-    ("thread_position_in_threadgroup", "uint3"),
-    ("threadgroup_position_in_grid", "uint3"),
-    ("threadgroups_per_grid", "uint3"),
-    ("threads_per_grid", "uint3"),
-    ("threads_per_simdgroup", "uint"),
-    ("threads_per_threadgroup", "uint3"),
-)
-
-#: What MLX puts before every kernel (``metal::utils()``, i.e. its ``utils.h``): the
-#: parts a custom kernel can name without including anything (bfloat16 and complex
-#: types are left out; a kernel using them fails to compile here).
-UTILS = "#include <metal_stdlib>\nusing namespace metal;\ntypedef half float16_t;\n"
 
 #: The value of each attribute in the thunk, from the runtime's ids (see _THUNK_HEAD).
 #: Per thread: pk_local (position in its threadgroup), pk_group, pk_nominal (the
@@ -194,139 +167,6 @@ extern "C" void pk_emu_body(void** pk_args, const uint* pk_ids) {
 
 _LOCK = fork_safe_lock()
 
-
-# -- the source MLX writes ----------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class _Input:
-    """What the signature needs of one input: its type string, rank and size."""
-
-    type_string: str
-    ndim: int
-    size: int
-
-
-def _template_def(template: Sequence[tuple[str, Any]]) -> str:
-    # MLX's write_template: ints and bools as numbers, dtypes as type strings.
-    parts = []
-    for _, value in template:
-        if isinstance(value, bool):
-            parts.append(str(int(value)))
-        elif isinstance(value, int):
-            parts.append(str(value))
-        else:
-            parts.append(TYPE_STRINGS[_dtype_name(value)])
-    return "<" + ", ".join(parts) + ">"
-
-
-def _template_hash(template_def: str) -> str:
-    # MLX's make_template_hash: '<' and '>' become '_', ", " becomes '_', and the
-    # last character is dropped.
-    out, i = [], 0
-    while i < len(template_def):
-        c = template_def[i]
-        if c in "<>":
-            out.append("_")
-        elif c == "," and i + 1 < len(template_def) and template_def[i + 1] == " ":
-            out.append("_")
-            i += 1
-        else:
-            out.append(c)
-        i += 1
-    return "".join(out)[:-1]
-
-
-def _template_bindings(template: Sequence[tuple[str, Any]]) -> str:
-    lines = []
-    for name, value in template:
-        if isinstance(value, bool):
-            lines.append(f"enum : bool {{ {name} = {str(value).lower()} }};")
-        elif isinstance(value, int):
-            lines.append(f"enum : int {{ {name} = {value} }};")
-        else:
-            lines.append(f"typedef {TYPE_STRINGS[_dtype_name(value)]} {name};")
-    return "\n" + "\n".join(lines) + "\n"
-
-
-def kernel_name(name: str, inputs: Sequence[_Input], output_types: Sequence[str],
-                template: Sequence[tuple[str, Any]] = ()) -> str:
-    """The kernel's function name, as MLX builds it."""
-    out = "custom_kernel_" + name
-    if template:
-        out += "_" + _template_hash(_template_def(template))
-    for arg in inputs:
-        out += "_" + arg.type_string
-        if arg.ndim == 0:
-            out += "s"
-        elif arg.size < MAX_CONSTANT_ARRAY_SIZE:
-            out += "c"
-    for type_string in output_types:
-        out += "_" + type_string
-    return out
-
-
-def _attributes(source: str) -> list[str]:
-    return [f"  {t} {a} [[{a}]]" for a, t in ATTRIBUTES if a in source]
-
-
-def _shape_infos(input_names: Sequence[str], source: str) -> list[tuple[bool, bool, bool]]:
-    return [(f"{n}_shape" in source, f"{n}_strides" in source, f"{n}_ndim" in source)
-            for n in input_names]
-
-
-def write_signature(func_name: str, header: str, source: str,
-                    input_names: Sequence[str], inputs: Sequence[_Input],
-                    output_names: Sequence[str], output_types: Sequence[str],
-                    template: Sequence[tuple[str, Any]] = (),
-                    atomic_outputs: bool = False) -> str:
-    """The kernel source MLX writes (without its utils.h), as ``write_signature`` does.
-
-    ``template`` adds MLX's template parameter list and explicit instantiation.
-    """
-    attributes = _attributes(source)
-    shape_infos = _shape_infos(input_names, source)
-    out = [header]
-    if template:
-        kinds = ["bool" if isinstance(v, bool) else "int" if isinstance(v, int)
-                 else "typename" for _, v in template]
-        out.append("template <" + ", ".join(f"{k} {n}" for k, (n, _) in
-                                             zip(kinds, template, strict=True)) + ">\n")
-    out += ["[[kernel]] void ", func_name, "(\n"]
-    index = 0
-    for name, arg, (shape, strides, ndim) in zip(input_names, inputs, shape_infos,
-                                                 strict=True):
-        location = "constant" if arg.size < MAX_CONSTANT_ARRAY_SIZE else "device"
-        ref = "&" if arg.ndim == 0 else "*"
-        out.append(f"  const {location} {arg.type_string}{ref} {name} [[buffer({index})]],\n")
-        index += 1
-        if arg.ndim > 0:
-            if shape:
-                out.append(f"  const constant int* {name}_shape [[buffer({index})]],\n")
-                index += 1
-            if strides:
-                out.append(f"  const constant int64_t* {name}_strides [[buffer({index})]],\n")
-                index += 1
-            if ndim:
-                out.append(f"  const constant int& {name}_ndim [[buffer({index})]],\n")
-                index += 1
-    for name, type_string in zip(output_names, output_types, strict=True):
-        element = f"atomic<{type_string}>" if atomic_outputs else type_string
-        out.append(f"  device {element}* {name} [[buffer({index})]]")
-        # MLX's own test (which counts only inputs and outputs, not shape buffers).
-        if index < len(inputs) + len(output_names) - 1 or attributes:
-            out.append(",\n")
-        else:
-            out.append(") {\n")
-        index += 1
-    for k, attribute in enumerate(attributes):
-        out.append(attribute + (",\n" if k < len(attributes) - 1 else ") {\n"))
-    out += [source, "\n}\n"]
-    text = "".join(out)
-    if template:
-        instance = func_name + _template_def(template)
-        text += (f'\ntemplate [[host_name("{func_name}")]] [[kernel]] decltype({instance}) '
-                 f"{instance};\n")
-    return text
 
 
 # -- compiling for the CPU ----------------------------------------------------------------------
@@ -417,10 +257,6 @@ def _clean_log(log: str) -> str:
 
 # -- the kernel ---------------------------------------------------------------------------------
 
-def _dtype_name(dtype: Any) -> str:
-    return str(dtype).rsplit(".", 1)[-1].replace("bool_", "bool")
-
-
 def _mx() -> Any:
     import mlx.core as mx
 
@@ -466,8 +302,8 @@ class CustomKernel:
         _check_stream(mx, stream)
         grid3, group3 = _grid3(grid, "grid"), _grid3(threadgroup, "threadgroup")
         arrays = [a if isinstance(a, mx.array) else mx.array(a) for a in inputs]
-        specs = [_Input(TYPE_STRINGS[_dtype_name(a.dtype)], a.ndim, a.size) for a in arrays]
-        output_types = [TYPE_STRINGS[_dtype_name(dt)] for dt in output_dtypes]
+        specs = [Input(TYPE_STRINGS[dtype_name(a.dtype)], a.ndim, a.size) for a in arrays]
+        output_types = [TYPE_STRINGS[dtype_name(dt)] for dt in output_dtypes]
         template = list(template or ())
         func = kernel_name(self.name, specs, output_types, template)
         body = write_signature(func, self.header, self.source, self.input_names, specs,
@@ -475,13 +311,13 @@ class CustomKernel:
                                self.atomic_outputs)
         if verbose:
             print(f"Generated source code for `{self.name}`:\n```\n{body}\n```")
-        shape_infos = _shape_infos(self.input_names, self.source)
-        params = _params(specs, shape_infos, output_types, self.atomic_outputs)
+        shape_infos = shape_buffers(self.input_names, self.source)
+        params = buffer_params(specs, shape_infos, output_types, self.atomic_outputs)
         compiled = body
         if template:
             # C++ for OpenCL has no kernel templates: bind the template parameters at
             # the same place instead (types as typedefs, values as enumerators).
-            compiled = write_signature(func, self.header + _template_bindings(template),
+            compiled = write_signature(func, self.header + template_bindings(template),
                                        self.source, self.input_names, specs,
                                        self.output_names, output_types, (),
                                        self.atomic_outputs)
@@ -490,8 +326,17 @@ class CustomKernel:
         # Memory: MLX's buffers for the inputs, fresh ones for the outputs.
         keep: list[Any] = []
         argv: list[Any] = []
+        realigned: list[tuple[np.ndarray, np.ndarray]] = []
         for a, (shape, strides, ndim) in zip(arrays, shape_infos, strict=True):
             host = _input_buffer(a, self.ensure_row_contiguous)
+            if host.ctypes.data % 16 and host.size:
+                # MLX's CPU allocator aligns to 8 bytes, Metal's buffers to a page: a
+                # float4 view of a buffer (portakern's vector arrays) needs 16. Run on an
+                # aligned copy, and copy back what the kernel wrote through a cast.
+                aligned = np.empty_like(host)
+                np.copyto(aligned, host)
+                realigned.append((host, aligned))
+                host = aligned
             keep.append(host)
             argv.append(ctypes.c_void_p(_address(host, keep)))
             if a.ndim > 0:
@@ -526,6 +371,9 @@ class CustomKernel:
             with _LOCK:
                 library.launch(groups, dims, argv, func,  # type: ignore[arg-type]
                                limit=None if uniform else grid3)
+        for original, aligned in realigned:
+            if original.flags.writeable:
+                np.copyto(original, aligned)
         return [mx.array(out, dtype=dt) for out, dt in zip(outputs, output_dtypes, strict=True)]
 
     def _library(self, func: str, body: str, params: list[str]) -> Any:
@@ -552,22 +400,6 @@ class CustomKernel:
         return library
 
 
-def _params(inputs: Sequence[_Input], shape_infos: Sequence[tuple[bool, bool, bool]],
-            output_types: Sequence[str], atomic_outputs: bool) -> list[str]:
-    """The type of each buffer parameter, in buffer order (as write_signature declares)."""
-    out = []
-    for arg, (shape, strides, ndim) in zip(inputs, shape_infos, strict=True):
-        location = "constant" if arg.size < MAX_CONSTANT_ARRAY_SIZE else "device"
-        out.append(f"const {location} {arg.type_string}{'&' if arg.ndim == 0 else '*'}")
-        if arg.ndim > 0:
-            out += [d for d, on in (("const constant int*", shape),
-                                    ("const constant int64_t*", strides),
-                                    ("const constant int&", ndim)) if on]
-    for type_string in output_types:
-        out.append(f"device {f'atomic<{type_string}>' if atomic_outputs else type_string}*")
-    return out
-
-
 def _thunk(call: str, params: Sequence[str], attributes: Sequence[str]) -> str:
     """``pk_emu_body``: unpack the argv into the kernel's parameters and attributes."""
     values = []
@@ -592,7 +424,7 @@ def _check_stream(mx: Any, stream: Any) -> None:
 
 
 def _input_buffer(a: Any, ensure_row_contiguous: bool) -> np.ndarray:
-    if _dtype_name(a.dtype) in ("bfloat16", "complex64"):
+    if dtype_name(a.dtype) in ("bfloat16", "complex64"):
         raise RuntimeError(f"[metal_kernel stand-in] inputs of dtype {a.dtype} are not "
                            f"supported")
     host = np.asarray(a)  # MLX's own memory (evaluates a lazy array)
@@ -602,7 +434,7 @@ def _input_buffer(a: Any, ensure_row_contiguous: bool) -> np.ndarray:
 
 
 def _output_buffer(shape: tuple[int, ...], dtype: Any, init_value: float | None) -> np.ndarray:
-    name = _dtype_name(dtype)
+    name = dtype_name(dtype)
     if name in ("bfloat16", "complex64"):
         raise RuntimeError(f"[metal_kernel stand-in] outputs of dtype {dtype} are not "
                            f"supported")

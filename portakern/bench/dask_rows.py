@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .bench import Row
+from .rows import Row
 
 SAXPY = """\
 @kernel void saxpy(T* y, const T* x, T a) {

@@ -23,9 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from .bench import Row
-from .errors import KernelFaultError, PortakernError
-from .types import KNOWN_TYPES, TYPE_DTYPES
+from ..errors import KernelFaultError, PortakernError
+from ..types import KNOWN_TYPES, TYPE_DTYPES
+from ..vectors import VECTOR_TYPES
+from .rows import Row
 
 __all__ = ["run_file"]
 
@@ -36,11 +37,11 @@ _DEFAULT_NDRANGE = {1: (1 << 22,), 2: (2048, 2048), 3: (128, 128, 256)}
 def run_file(path: str | Path, defines: dict[str, Any], ndrange: tuple[int, ...] | None,
              backend: Any, repeats: int = 7) -> list[Row]:
     """One row per ``@kernel`` of the file at ``path`` (see the module docstring)."""
-    from .kernels import Kernel
-    from .language import parse
-    from .lower import infer_ndim
-    from .render import KernelTemplate, check_constants
-    from .targets import CANONICAL_TARGET
+    from ..kernels import Kernel
+    from ..language import parse
+    from ..lower import infer_ndim
+    from ..render import KernelTemplate, check_constants
+    from ..targets import CANONICAL_TARGET
 
     p = Path(path)
     text = p.read_text(encoding="utf-8")
@@ -73,13 +74,15 @@ def _inputs(kernel: Any, nd: tuple[int, ...], scalars: dict[str, Any],
     bound = {k: str(v) for k, v in kernel.constants.items()}
     for q in kernel.signature:
         type_name = bound.get(q.type, q.type)
-        if type_name not in KNOWN_TYPES:
+        vector = VECTOR_TYPES.get(type_name)  # float4*: an (n, 4) float32 array
+        if type_name not in KNOWN_TYPES and vector is None:
             raise ValueError(f"parameter {q.name!r} has type {q.type}, which -D {q.type}=... "
                              f"must bind")
-        dtype = TYPE_DTYPES[type_name]
+        dtype = vector.dtype if vector else TYPE_DTYPES[type_name]
         if q.pointer:
-            host = (rng.random(n).astype(dtype) if dtype.kind == "f"
-                    else np.zeros(n, dtype))
+            shape = (n, vector.width) if vector else (n,)
+            host = (rng.random(shape).astype(dtype) if dtype.kind == "f"
+                    else np.zeros(shape, dtype))
             args.append(backend.to_device(host))
         else:
             args.append(dtype.type(scalars.get(q.name, 1)))

@@ -1,0 +1,117 @@
+"""OpenCL programs: built from a rendered kernel, or loaded from the disk cache as a binary;
+and the check of a launch's stack use."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..subprocesses import fork_safe_lock
+
+__all__ = ["Compiled", "build_program", "check_stack_use"]
+
+
+class Compiled:
+    """A built program's kernel, with its scalar dtypes fixed once."""
+
+    __slots__ = ("kernel", "program", "max_wg", "source", "lock", "last", "name", "checked",
+                 "__weakref__")
+
+    def __init__(self, program: Any, kernel: Any, max_wg: int, source: str) -> None:
+        self.program = program
+        self.kernel = kernel
+        self.max_wg = max_wg
+        self.source = source
+        # One cl.Kernel holds one set of arguments: setting them and enqueueing
+        # must not interleave with another thread's launch of the same kernel.
+        self.lock = fork_safe_lock()
+        # CPU(): what the arguments were last set to (see CPU.launch).
+        self.last: tuple | None = None
+        self.name = kernel.function_name
+        #: CPU(): the workgroup sizes whose stack need has been checked (see check_stack_use).
+        self.checked: set | None = None
+
+
+def build_program(cl: Any, context: Any, device: Any, rendered: Any,
+                  options: list[str]) -> Compiled:
+    from .. import cache
+
+    store = cache.default_cache()
+    key = cache.make_key("opencl", rendered.source, tuple(options), _device_id(device))
+    program = _cached_program(cl, context, device, store.get("opencl", key), options)
+    if program is not None:
+        return _finish(cl, program, device, rendered)
+    try:
+        program = cl.Program(context, rendered.source).build(options=options, devices=[device])
+    except cl.RuntimeError as exc:
+        from ..checks.diagnostics import compilation_error
+
+        raise compilation_error(f"OpenCL compilation of kernel {rendered.name!r} failed",
+                                str(exc), rendered, "opencl") from exc
+    _store_program(cl, program, device, store, key)
+    return _finish(cl, program, device, rendered)
+
+
+def _finish(cl: Any, program: Any, device: Any, rendered: Any) -> Compiled:
+    kernel = cl.Kernel(program, rendered.name)
+    # Typed scalars let PyOpenCL pack arguments in ~0.5 us; untyped, each NumPy
+    # scalar costs ~7 us in set_args, more than the rest of a launch.
+    kernel.set_scalar_arg_dtypes(_scalar_dtypes(rendered))
+    max_wg = kernel.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE, device)
+    return Compiled(program, kernel, int(max_wg), rendered.source)
+
+
+def _scalar_dtypes(rendered: Any) -> list:
+    """The argument dtypes PyOpenCL should pack: None for buffers, then int64 per axis."""
+    from ..types import TYPE_DTYPES
+
+    bindings = dict(rendered.bindings)
+    dtypes: list = [None if p.pointer else TYPE_DTYPES[bindings.get(p.type, p.type)]
+                    for p in rendered.params]
+    return dtypes + [np.dtype(np.int64)] * rendered.ndim
+
+
+def _device_id(device: Any) -> tuple[str, ...]:
+    """What a program binary depends on besides its source: device and driver."""
+    platform_ = device.platform
+    return (platform_.name, platform_.version, device.vendor, device.name, device.version,
+            device.driver_version)
+
+
+def _cached_program(cl: Any, context: Any, device: Any, binary: bytes | None,
+                    options: list[str]) -> Any:
+    """A program built from a binary of the disk cache, or None."""
+    if binary is None:
+        return None
+    try:
+        return cl.Program(context, [device], [binary]).build(options=options, devices=[device])
+    except cl.Error:
+        # A driver update can reject an older binary: build from source, which
+        # overwrites the entry.
+        return None
+
+
+def _store_program(cl: Any, program: Any, device: Any, store: Any, key: str) -> None:
+    try:
+        devices = program.get_info(cl.program_info.DEVICES)
+        binary = program.get_info(cl.program_info.BINARIES)[devices.index(device)]
+    except (cl.Error, ValueError):
+        return  # a driver that cannot hand out binaries: its own cache is all there is
+    if binary:
+        store.put("opencl", key, bytes(binary))
+
+
+def check_stack_use(compiled: Compiled, local_size: tuple[int, ...]) -> None:
+    """Refuse private arrays larger than a PoCL worker thread's stack (a SIGSEGV).
+
+    PoCL keeps ``@localmem`` off the stack; its worker threads have the process's
+    default thread stack (``ulimit -s``).
+    """
+    from .host import check_stack, stack_arrays
+
+    arrays = stack_arrays(compiled.source)
+    check_stack(compiled.name, arrays, 1, "CPU, OpenCL path", omp=False, count_local=False)
+    if compiled.checked is None:
+        compiled.checked = set()
+    compiled.checked.add(local_size)

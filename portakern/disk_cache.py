@@ -1,0 +1,537 @@
+"""The on-disk store: one folder per format version and kind, entries checked on read,
+shared objects loaded from private copies."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import stat
+import tempfile
+import time
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .subprocesses import fork_safe_lock
+
+__all__ = ["CacheWarning", "DiskCache", "DEFAULT_SIZE", "FORMAT", "cache_dir", "cache_enabled",
+           "load_bytes", "make_key", "size_limit"]
+
+
+#: Bumped when the entry layout changes; old entries are then simply not found.
+#: 2: shared objects are stored as entries (with a digest), folders are private.
+FORMAT = 2
+
+#: The default size limit (PORTAKERN_CACHE_SIZE).
+DEFAULT_SIZE = 256 * 2**20
+
+_MAGIC = b"PKC%d" % FORMAT
+
+_HEADER = len(_MAGIC) + 32  # magic, then the SHA-256 of the payload
+
+_OFF = ("0", "false", "no", "off")
+
+
+class CacheWarning(UserWarning):
+    """The disk cache cannot be used as configured; portakern carries on without it."""
+
+
+def cache_enabled() -> bool:
+    """False when ``PORTAKERN_CACHE`` is ``0``, ``false``, ``no`` or ``off``."""
+    return os.environ.get("PORTAKERN_CACHE", "1").strip().lower() not in _OFF
+
+
+def cache_dir() -> Path:
+    """The cache folder: ``PORTAKERN_CACHE_DIR``, else the platform's user cache folder."""
+    env = os.environ.get("PORTAKERN_CACHE_DIR")
+    if env:
+        return Path(env).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("portakern", appauthor=False))
+
+
+_UNITS = {"": 1, "B": 1, "K": 2**10, "KB": 2**10, "KIB": 2**10, "M": 2**20, "MB": 2**20,
+          "MIB": 2**20, "G": 2**30, "GB": 2**30, "GIB": 2**30}
+
+
+def size_limit() -> int | None:
+    """``PORTAKERN_CACHE_SIZE`` in bytes (``500M``, ``2G``, ``1048576``); None for ``none``.
+
+    Unset or unreadable: :data:`DEFAULT_SIZE` (an unreadable value warns once).
+    """
+    text = os.environ.get("PORTAKERN_CACHE_SIZE", "").strip().upper()
+    if not text:
+        return DEFAULT_SIZE
+    if text in ("NONE", "UNLIMITED"):
+        return None
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([KMG]?I?B?)", text)
+    if m is None or m.group(2) not in _UNITS:
+        warnings.warn(
+            f"PORTAKERN_CACHE_SIZE={os.environ['PORTAKERN_CACHE_SIZE']!r} is not a size "
+            f"(use bytes or K/M/G, e.g. 500M, or 'none'); using {DEFAULT_SIZE // 2**20}M",
+            CacheWarning, stacklevel=3)
+        return DEFAULT_SIZE
+    return int(float(m.group(1)) * _UNITS[m.group(2)])
+
+
+def _version() -> str:
+    from .version import __version__
+
+    return __version__
+
+
+def make_key(kind: str, *parts: Any) -> str:
+    """A stable digest of ``parts`` for an entry of ``kind``.
+
+    Parts are turned into text with :func:`repr`, so use str, bytes, numbers,
+    bools, None and tuples of them (dicts: pass ``sorted(d.items())``).
+    """
+    h = hashlib.sha256()
+    for part in (_version(), FORMAT, kind, *parts):
+        data = part if isinstance(part, bytes) else repr(part).encode()
+        # Length-prefixed, so ("ab", "c") and ("a", "bc") differ.
+        h.update(len(data).to_bytes(8, "little"))
+        h.update(data)
+    return h.hexdigest()
+
+
+_POSIX = hasattr(os, "geteuid")
+
+
+def _untrusted(st: os.stat_result, what: str) -> str | None:
+    """Why a folder or file with status ``st`` must not be trusted, or None."""
+    if not _POSIX:
+        return None  # Windows: the user profile's ACLs decide; nothing to compare here
+    if st.st_uid != os.geteuid():
+        return f"{what} is owned by user id {st.st_uid}, not by this user ({os.geteuid()})"
+    if st.st_mode & 0o022:
+        return f"{what} is writable by other users (mode {stat.S_IMODE(st.st_mode):04o})"
+    return None
+
+
+class DiskCache:
+    """Entries of bytes, by kind and key, in one private folder (or in memory).
+
+    Parameters
+    ----------
+    directory : path-like or None
+        The cache folder, created (mode 0700) on first write. None keeps entries in
+        memory only (the disabled cache still deduplicates work within a process).
+    limit : int or None, optional
+        The most bytes the folder may hold before the least recently used entries
+        are deleted; None for no limit. Default: :func:`size_limit`.
+    """
+
+    def __init__(self, directory: str | os.PathLike | None, limit: Any = "env") -> None:
+        self.directory = None if directory is None else Path(directory)
+        self.limit: int | None = size_limit() if limit == "env" else limit
+        self._memory: dict[tuple[str, str], bytes] = {}
+        self._lock = fork_safe_lock()
+        self._writable = self.directory is not None
+        #: Whether the folder may be read: None until checked, then True, or the
+        #: reason it is refused (another user can write it).
+        self._trust: bool | str | None = None if self.directory is not None else "off"
+        self._checked: set[Path] = set()
+        self._size: int | None = None  # bytes on disk, as this process believes
+        self.hits = 0
+        self.misses = 0
+
+    def __repr__(self) -> str:
+        where = self.directory if self._writable else "memory"
+        return f"<portakern.cache.DiskCache {where}>"
+
+    def _path(self, kind: str, key: str) -> Path:
+        assert self.directory is not None
+        return self.directory / f"v{FORMAT}" / kind / key[:2] / key
+
+    # -- trust ------------------------------------------------------------------------
+    def _trusted(self) -> bool:
+        """True if the folder may be read: checked once, refused with one warning."""
+        trust = self._trust
+        if trust is None:
+            trust = self._check_folder(self.directory)  # type: ignore[arg-type]
+        return trust is True
+
+    def _check_folder(self, path: Path) -> bool | str:
+        """Check one folder of the cache (the root, or one below it) once per process."""
+        if path in self._checked:
+            return self._trust if self._trust is not None else True
+        try:
+            st = os.stat(path, follow_symlinks=path == self.directory)
+        except FileNotFoundError:
+            return True  # created by us, 0700, on first write (and checked if another was first)
+        except OSError as exc:
+            return self._refuse(f"{path} cannot be examined ({exc})")
+        reason = _untrusted(st, f"{path}") if stat.S_ISDIR(st.st_mode) else \
+            f"{path} is not a folder"
+        if reason is not None:
+            return self._refuse(reason)
+        self._checked.add(path)
+        if path == self.directory:
+            self._trust = True
+        return True
+
+    def _refuse(self, reason: str) -> str:
+        with self._lock:
+            first = not isinstance(self._trust, str)
+            self._trust = reason
+            self._writable = False
+        if first:
+            warnings.warn(
+                f"portakern does not use its kernel cache in {self.directory}: {reason}, so "
+                f"a cached shared object there could run someone else's code. Compiled "
+                f"kernels are cached in memory for this process only. Use a folder only you "
+                f"can write (chmod 700 it, or set PORTAKERN_CACHE_DIR), or PORTAKERN_CACHE=0.",
+                CacheWarning, stacklevel=5)
+        return reason
+
+    def _folders_ok(self, path: Path) -> bool:
+        """Every folder from the root down to ``path``'s is ours and private."""
+        assert self.directory is not None
+        if not self._trusted():
+            return False
+        rel = path.parent.relative_to(self.directory)
+        folder = self.directory
+        for part in rel.parts:
+            folder = folder / part
+            if self._check_folder(folder) is not True:
+                return False
+        return True
+
+    # -- entries ------------------------------------------------------------------------
+    def get(self, kind: str, key: str) -> bytes | None:
+        """The payload stored under ``(kind, key)``, or None (missing, corrupt or foreign)."""
+        data = self._memory.get((kind, key))
+        if data is None and self.directory is not None:
+            path = self._path(kind, key)
+            if self._folders_ok(path):
+                data = self._read(path)
+        if data is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+        return data
+
+    def _read(self, path: Path) -> bytes | None:
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+                         | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+        except OSError:
+            return None
+        with os.fdopen(fd, "rb") as f:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or _untrusted(st, "entry") is not None:
+                return None  # not ours: never read; our rebuild replaces it
+            raw = f.read()
+            payload = raw[_HEADER:]
+            if raw[:len(_MAGIC)] != _MAGIC or raw[len(_MAGIC):_HEADER] != \
+                    hashlib.sha256(payload).digest():
+                # Torn or damaged: drop it, so the caller's rebuild writes a good one.
+                self._unlink(path)
+                return None
+            try:
+                # Least recently used goes first: the access time says when, set here
+                # since file systems mounted noatime or relatime do not keep it.
+                os.utime(fd if os.utime in os.supports_fd else path,
+                         ns=(time.time_ns(), st.st_mtime_ns))
+            except (OSError, ValueError):
+                pass
+        return payload
+
+    @staticmethod
+    def _unlink(path: Path) -> None:
+        try:
+            path.unlink()
+        except OSError:
+            pass
+
+    def put(self, kind: str, key: str, data: bytes) -> None:
+        """Store ``data`` under ``(kind, key)``; never raises for an unusable folder."""
+        if not self._writable or (self.directory is not None and not self._trusted()):
+            with self._lock:
+                self._memory[(kind, key)] = bytes(data)
+            return
+        path = self._path(kind, key)
+        entry = _MAGIC + hashlib.sha256(data).digest() + data
+        if not self._publish(path, entry):
+            with self._lock:
+                self._memory[(kind, key)] = bytes(data)
+            return
+        self._grew(len(entry))
+
+    def discard(self, kind: str, key: str) -> None:
+        """Forget ``(kind, key)``: an entry whose payload turned out unusable."""
+        with self._lock:
+            self._memory.pop((kind, key), None)
+        if self.directory is not None and self._writable:
+            self._unlink(self._path(kind, key))
+
+    def _makedirs(self, folder: Path) -> None:
+        """Create ``folder`` and missing parents, each mode 0700 whatever the umask."""
+        missing = []
+        p = folder
+        while not p.is_dir():
+            missing.append(p)
+            if p.parent == p:
+                break
+            p = p.parent
+        for p in reversed(missing):
+            try:
+                p.mkdir(mode=0o700)
+            except FileExistsError:
+                continue  # another process made it: checked like any other folder
+            os.chmod(p, 0o700)  # mkdir's mode is masked by the umask (0o700 & ~umask)
+            self._checked.add(p)
+            if p == self.directory:
+                self._trust = True
+
+    def _publish(self, path: Path, data: bytes) -> bool:
+        """Write ``path`` atomically; False (after :meth:`fall_back`) if the folder fails."""
+        try:
+            self._makedirs(path.parent)
+            if not self._folders_ok(path):
+                return False
+            # mkstemp creates the file 0600.
+            fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(data)
+                os.replace(tmp, path)
+            except BaseException:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+                raise
+        except OSError as exc:
+            if path.is_file():
+                # Another writer holds the same entry (Windows refuses to replace an
+                # open file); theirs is as good as ours.
+                return True
+            self.fall_back(exc)
+            return False
+        return True
+
+    # -- shared objects -------------------------------------------------------------------
+    def put_library(self, kind: str, name: str, built: Path) -> None:
+        """Store the file ``built`` (a shared object or an object file) as ``(kind, name)``."""
+        self.put(kind, name, built.read_bytes())
+
+    def load_library(self, kind: str, name: str,
+                     check: Callable[[Any], Any] | None = None) -> Any | None:
+        """The cached shared object ``(kind, name)``, loaded; None if missing or unusable.
+
+        The entry is read once and its digest checked; those same bytes are then
+        written to a new file in a folder only this user can write (:func:`load_bytes`),
+        loaded with :class:`ctypes.CDLL`, and deleted. No other user can change the file between
+        the check and ``dlopen``, since the bytes checked are the bytes loaded.
+        ``check(lib)`` (e.g. look up ``pk_launch``) returns what is handed back; an
+        entry that does not load, or fails ``check`` with an :class:`AttributeError`
+        or :class:`OSError`, is deleted and None returned: the caller rebuilds it.
+        """
+        data = self.get(kind, name)
+        if data is None:
+            return None
+        try:
+            lib = load_bytes(data, name, self._load_folder())
+            return check(lib) if check is not None else lib
+        except (OSError, AttributeError):
+            self.discard(kind, name)
+            return None
+
+    def _load_folder(self) -> Path | None:
+        """``v<FORMAT>/load`` in the cache folder, private, or None (memory-only cache).
+
+        Libraries are loaded from the cache's own folder where there is one: it is
+        private, checked, and (unlike /tmp on some systems) not mounted noexec.
+        """
+        if self.directory is None or not self._writable or not self._trusted():
+            return None
+        folder = self.directory / f"v{FORMAT}" / "load" / "00"
+        try:
+            self._makedirs(folder)
+        except OSError:
+            return None
+        return folder if self._folders_ok(folder / "x") else None
+
+    # -- size --------------------------------------------------------------------------
+    def _grew(self, nbytes: int) -> None:
+        if self.limit is None:
+            return
+        with self._lock:
+            if self._size is None:
+                self._size = sum(st.st_size for _, st in self._files())
+            else:
+                self._size += nbytes
+            over = self._size > self.limit
+        if over:
+            self.evict()
+
+    def _files(self) -> list[tuple[Path, os.stat_result]]:
+        """Every file in the folder (entries of every version, and stray temporaries)."""
+        out = []
+        if self.directory is None:
+            return out
+        for p in self.directory.glob("v*/*/*/*"):
+            try:
+                st = p.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode):
+                out.append((p, st))
+        return out
+
+    def evict(self, target: int | None = None) -> int:
+        """Delete least recently used entries until the folder holds at most ``target``
+        bytes (default: 80% of the limit); return how many went."""
+        if self.directory is None or not self._writable or not self._trusted():
+            return 0
+        if target is None:
+            if self.limit is None:
+                return 0
+            target = int(self.limit * 0.8)
+        files = self._files()
+        total = sum(st.st_size for _, st in files)
+        removed = 0
+        stale = time.time() - 3600
+        # Oldest use first; a stray temporary over an hour old is a writer that died.
+        for p, st in sorted(files, key=lambda f: f[1].st_atime):
+            if total <= target and not (p.name.startswith(".tmp-") and st.st_mtime < stale):
+                continue
+            try:
+                p.unlink()
+            except OSError:
+                continue
+            total -= st.st_size
+            removed += 1
+        with self._lock:
+            self._size = total
+        return removed
+
+    def info(self) -> dict[str, Any]:
+        """Where the cache is, whether it is used, its size, entries (by kind) and limit."""
+        if self.directory is None:
+            status = "off (PORTAKERN_CACHE=0): memory only"
+        elif not self._trusted():
+            status = f"not used: {self._trust}"
+        else:
+            status = "in use" if self._writable else "read-only"
+        kinds: dict[str, int] = {}
+        size = 0
+        if self.directory is not None and self._trust is True:
+            for p, st in self._files():
+                if p.name.startswith(".tmp-"):
+                    continue
+                if p.parent.parent.parent.name == f"v{FORMAT}":
+                    kinds[p.parent.parent.name] = kinds.get(p.parent.parent.name, 0) + 1
+                size += st.st_size
+        return {"directory": str(self.directory) if self.directory else None,
+                "status": status, "size": size, "entries": sum(kinds.values()),
+                "kinds": kinds, "limit": self.limit, "format": FORMAT}
+
+    def fall_back(self, exc: OSError) -> None:
+        """Stop writing to the folder, with one :class:`CacheWarning` (after ``exc``)."""
+        with self._lock:
+            if not self._writable:
+                return
+            self._writable = False
+        warnings.warn(
+            f"portakern cannot write its kernel cache in {self.directory} ({exc}); compiled "
+            f"kernels are cached in memory for this process only. Set PORTAKERN_CACHE_DIR to "
+            f"a writable folder, or PORTAKERN_CACHE=0 to turn the disk cache off.",
+            CacheWarning, stacklevel=4)
+
+    def clear(self) -> int:
+        """Delete every entry (of every portakern version); return how many files went."""
+        with self._lock:
+            self._memory.clear()
+            self._size = None
+        if self.directory is None or not self.directory.is_dir():
+            return 0
+        removed = 0
+        for p in sorted(self.directory.glob("v*/*/*/*")):
+            try:
+                p.unlink()
+                removed += 1
+            except OSError:
+                pass
+        return removed
+
+
+_LOAD_DIR: list[tuple[int, str]] = []
+
+_LOAD_LOCK = fork_safe_lock()
+
+_LOADS = [0]
+
+
+def _process_load_dir() -> str:
+    """This process's private folder (mode 0700) under the temporary folder, made once.
+
+    Used when the cache has no folder of its own to load from (off, unwritable or
+    refused). A forked child makes its own; the folder goes when the process exits.
+    """
+    hit = _LOAD_DIR[0] if _LOAD_DIR else None
+    if hit is None or hit[0] != os.getpid() or not os.path.isdir(hit[1]):
+        with _LOAD_LOCK:
+            hit = _LOAD_DIR[0] if _LOAD_DIR else None
+            if hit is None or hit[0] != os.getpid() or not os.path.isdir(hit[1]):
+                import atexit
+
+                from .subprocesses import sweep_once
+
+                sweep_once()
+                pid = os.getpid()
+                folder = tempfile.mkdtemp(prefix=f"portakern-load-{pid}-")
+                atexit.register(_remove_load_dir, pid, folder)
+                hit = (pid, folder)
+                _LOAD_DIR[:] = [hit]
+    return hit[1]
+
+
+def _remove_load_dir(pid: int, folder: str) -> None:
+    if os.getpid() == pid:  # not in a forked child that inherited the handler
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def load_bytes(data: bytes, name: str = "lib.so", folder: str | os.PathLike | None = None
+               ) -> Any:
+    """Load the shared object ``data`` with :class:`ctypes.CDLL`, from a private copy.
+
+    The copy is a new file in ``folder`` (one only this user can write; default: this
+    process's folder under the temporary folder), under a name never used before (the
+    dynamic loader hands back a library it loaded under the same path), and is
+    deleted once loaded: the mapping outlives it.
+    """
+    import ctypes
+
+    try:
+        path = _private_copy(data, name, folder)
+    except OSError:
+        if folder is None:
+            raise
+        path = _private_copy(data, name, None)  # the cache's folder failed: the process's
+    try:
+        return ctypes.CDLL(path)
+    finally:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass  # Windows: a loaded library cannot be deleted; the eviction removes it
+
+
+def _private_copy(data: bytes, name: str, folder: str | os.PathLike | None) -> str:
+    with _LOAD_LOCK:
+        _LOADS[0] += 1
+        n = _LOADS[0]
+    where = str(folder) if folder is not None else _process_load_dir()
+    path = os.path.join(where, f".tmp-load-{os.getpid()}-{n}-{Path(name).name or 'lib.so'}")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    return path
