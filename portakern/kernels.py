@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any, overload
 
 from . import resolve
 from .backends.base import Backend
-from .barrier_helpers import inline_barrier_helpers
 from .errors import (
     KernelSyntaxError,
     KernelTypeError,
@@ -219,6 +218,8 @@ class Kernel:
             module = parse(smap)
             kdef = module.kernel(self._name)
             # A helper with @synchronize() becomes part of the body that calls it.
+            from .barrier_helpers import inline_barrier_helpers  # on first parse, not at import
+
             module, kdef = inline_barrier_helpers(module, kdef)
             for tv in kdef.type_vars:
                 if tv in self.constants and not isinstance(self.constants[tv], str):

@@ -162,7 +162,7 @@ def lower_kernel(kernel: KernelDef, module: Module, ndim: int, *,
                            f"got {ndim!r}")
     if lockstep:
         from .lockstep import LockstepLowerer  # imports this module
-        from .pointers import references_as_pointers  # no arrays of references
+        from .pointer_checks import references_as_pointers  # no arrays of references
 
         kernel = references_as_pointers(kernel)
         lw: Lowerer = LockstepLowerer(kernel, module, ndim, debug=debug)

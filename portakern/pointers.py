@@ -47,11 +47,10 @@ from dataclasses import dataclass, field
 from .errors import KernelSyntaxError
 from .language import Token
 from .parts import Call, Gen
-from .pointer_checks import KEYWORDS, QUALIFIERS, check_pointer_depth, references_as_pointers
+from .pointer_checks import KEYWORDS, QUALIFIERS
 from .targets import AddressSpaces
 
-__all__ = ["place_address_spaces", "check_pointer_depth",
-           "references_as_pointers"]
+__all__ = ["place_address_spaces"]
 
 #: Letters of the renamed OpenCL copies of a helper (``dot_pk_gl``).
 _LETTER = {"__global": "g", "__local": "l", "__private": "p", "__constant": "c"}

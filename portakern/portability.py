@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .language import KernelDef, Module, Token, significant
-from .pointers import check_pointer_depth
+from .pointer_checks import check_pointer_depth
 from .targets import (
     METAL_RESERVED_WORDS,
     OPENCL_RESERVED_WORDS,

@@ -479,7 +479,7 @@ def test_the_render_cache_key_covers_every_module_of_the_package(tmp_path, monke
     monkeypatch.setattr(cache_module, "_CODE", [])
     before = cache_module._code_digest()
     assert cache_module._code_digest() == before  # memoised, deterministic
-    (pkg / "sub" / "lowering_pass.py").write_text("X = 2\n")
+    (pkg / "sub" / "lowering_pass.py").write_text("X = 22\n")
     cache_module._CODE.clear()
     changed = cache_module._code_digest()
     (pkg / "new_module.py").write_text("")
