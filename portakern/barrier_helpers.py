@@ -22,6 +22,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from .language import KernelDef, Module, Token
+from .tokens import split_commas
 
 __all__ = ["inline_barrier_helpers"]
 
@@ -189,17 +190,7 @@ def _inline_calls(body: list[Token], helpers: dict[str, _BarrierHelper],
 
 
 def _split_args(tokens: list[Token]) -> list[list[Token]]:
-    args: list[list[Token]] = [[]]
-    depth = 0
-    for t in tokens:
-        if t.kind == "punct" and t.text in "([{":
-            depth += 1
-        elif t.kind == "punct" and t.text in ")]}":
-            depth -= 1
-        if depth == 0 and t.is_punct(","):
-            args.append([])
-        else:
-            args[-1].append(t)
+    args = split_commas(tokens)
     return [] if args == [[]] else args
 
 

@@ -25,6 +25,7 @@ from .tokens import (
     match_bracket,
     next_significant,
     significant,
+    split_commas,
     tokenize,
 )
 from .types import KNOWN_TYPES
@@ -145,17 +146,7 @@ class Module:
 
 def _parse_params(tokens: list[Token], smap: SourceMap, opener: Token) -> list[Param]:
     params: list[Param] = []
-    groups: list[list[Token]] = [[]]
-    depth = 0
-    for t in significant(tokens):
-        if t.kind == "punct" and t.text in "([{":
-            depth += 1
-        elif t.kind == "punct" and t.text in ")]}":
-            depth -= 1
-        if depth == 0 and t.is_punct(","):
-            groups.append([])
-        else:
-            groups[-1].append(t)
+    groups = split_commas(significant(tokens))
     if groups == [[]] or (len(groups) == 1 and [t.text for t in groups[0]] == ["void"]):
         return params
     for idx, group in enumerate(groups):

@@ -154,3 +154,22 @@ def next_significant(tokens: list[Token], i: int) -> int:
     while i < len(tokens) and tokens[i].kind in ("ws", "comment"):
         i += 1
     return i
+
+
+def split_commas(tokens: list[Token]) -> list[list[Token]]:
+    """``tokens`` split at each comma outside brackets, the commas dropped.
+
+    An empty list gives ``[[]]`` (one empty group), as an empty argument list does.
+    """
+    groups: list[list[Token]] = [[]]
+    depth = 0
+    for t in tokens:
+        if t.kind == "punct" and t.text in "([{":
+            depth += 1
+        elif t.kind == "punct" and t.text in ")]}":
+            depth -= 1
+        if depth == 0 and t.is_punct(","):
+            groups.append([])
+        else:
+            groups[-1].append(t)
+    return groups

@@ -27,7 +27,14 @@ import numpy as np
 
 from .errors import KernelArgumentError, KernelTypeError
 from .parts import Gen
-from .tokens import SourceMap, Token, match_bracket, next_significant, significant
+from .tokens import (
+    SourceMap,
+    Token,
+    match_bracket,
+    next_significant,
+    significant,
+    split_commas,
+)
 from .types import TYPE_DTYPES
 
 __all__ = ["VectorType", "VECTOR_TYPES", "COMPONENTS", "ARRAY_WIDTHS", "is_vector",
@@ -88,17 +95,7 @@ def _args(toks: list[Token], open_at: int, smap: SourceMap) -> tuple[list[list[T
     bracket."""
 
     close = match_bracket(toks, open_at, smap)
-    args: list[list[Token]] = [[]]
-    depth = 0
-    for t in toks[open_at + 1:close]:
-        if t.kind == "punct" and t.text in "([{":
-            depth += 1
-        elif t.kind == "punct" and t.text in ")]}":
-            depth -= 1
-        if depth == 0 and t.is_punct(","):
-            args.append([])
-        else:
-            args[-1].append(t)
+    args = split_commas(toks[open_at + 1:close])
     blank = ("ws", "comment")
     for a in args:  # without the blanks around each argument
         while a and a[0].kind in blank:
