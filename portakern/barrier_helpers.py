@@ -22,7 +22,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from .language import KernelDef, Module, Token
-from .tokens import split_commas
+from .tokens import match_bracket, split_commas
 
 __all__ = ["inline_barrier_helpers"]
 
@@ -37,19 +37,6 @@ class _BarrierHelper:
     end: int  # index of its closing '}'
     params: tuple[tuple[tuple[Token, ...], Token], ...]  # (type tokens, name)
     body: tuple[Token, ...]  # the tokens between its braces
-
-
-def _match(tokens: list[Token], k: int) -> int:
-    depth = 0
-    for n in range(k, len(tokens)):
-        t = tokens[n]
-        if t.kind == "punct" and t.text in "([{":
-            depth += 1
-        elif t.kind == "punct" and t.text in ")]}":
-            depth -= 1
-            if depth == 0:
-                return n
-    return len(tokens) - 1
 
 
 def _significant(tokens: list[Token], k: int, step: int) -> int:
@@ -75,11 +62,11 @@ def _find(module: Module) -> dict[str, _BarrierHelper]:
         if t.kind == "punct" and t.text in (";", "}") and depth == 0:
             decl_start = n + 1
         if t.is_punct("(") and depth == 0:
-            close = _match(toks, n)
+            close = match_bracket(toks, n, smap)
             brace = _significant(toks, close + 1, 1)
             name_at = _significant(toks, n - 1, -1)
             definition = brace < len(toks) and toks[brace].is_punct("{")
-            end = _match(toks, brace) if definition else close
+            end = match_bracket(toks, brace, smap) if definition else close
             if definition and name_at >= 0 and toks[name_at].kind == "id":
                 body = toks[brace + 1:end]
                 if any(b.kind == "at" and b.text == "@synchronize" for b in body):
@@ -170,7 +157,7 @@ def _inline_calls(body: list[Token], helpers: dict[str, _BarrierHelper],
             n += 1
             continue
         h = helpers[t.text]
-        close = _match(body, after)
+        close = match_bracket(body, after, smap)
         semi = _significant(body, close + 1, 1)
         before = next((o for o in reversed(out) if o.kind not in _CODE), None)
         statement = before is None or (before.kind == "punct" and before.text in ";{})") \

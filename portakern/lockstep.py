@@ -124,6 +124,8 @@ class LockstepLowerer(Lowerer):
         #: assigned: :meth:`mask` drops those).
         self.params = {p.name for p in kernel.params if not p.pointer}
         self.pending: list[tuple[list, list[str]]] = []
+        #: How often each name occurs in the run being split (set by split_run).
+        self.here: Counter[str] = Counter()
 
     # -- structure --------------------------------------------------------------------
     def if_statement(self, stmt: list, first: Token) -> list:
@@ -324,26 +326,18 @@ class LockstepLowerer(Lowerer):
 
     # -- where a run's declarations live ----------------------------------------------
     def split_run(self, run: list[list]) -> tuple[list, list]:
-        hoisted: list = []
-        inner: list = []
-        here = Counter(w for stmt in run for w in _words(stmt))
-        for stmt in run:
-            decl = self.split_declaration(stmt)
-            if decl is None:
-                inner += stmt
-                continue
-            names = self.declared_in(stmt)
-            if names and all(here[n] == self.counts[n] for n in names):
-                inner += stmt  # loop-local: nothing outside this run names it
-            elif names and self.recomputable(stmt, names):
-                inner += stmt  # declared here; repeated in every later loop
-                self.pending.append((self.recomputed(stmt), names))
-            else:
-                h, body = decl
-                hoisted += self.hoist(h)
-                inner += body
-        run.clear()
-        return hoisted, inner
+        # How often each name occurs in this run, for stays_in_run.
+        self.here = Counter(w for stmt in run for w in _words(stmt))
+        return super().split_run(run)
+
+    def stays_in_run(self, stmt: list) -> bool:
+        names = self.declared_in(stmt)
+        if names and all(self.here[n] == self.counts[n] for n in names):
+            return True  # loop-local: nothing outside this run names it
+        if names and self.recomputable(stmt, names):
+            self.pending.append((self.recomputed(stmt), names))
+            return True  # declared here; repeated in every later loop
+        return False
 
     def declared_in(self, stmt: list) -> list[str]:
         """The names a declaration statement declares (``[]`` if it cannot tell)."""

@@ -424,7 +424,7 @@ class Lowerer(ConstructLowering):
         inner: list = []
         for stmt in run:
             decl = self.split_declaration(stmt)
-            if decl is None:
+            if decl is None or self.stays_in_run(stmt):
                 inner += stmt
             else:
                 h, body = decl
@@ -432,6 +432,10 @@ class Lowerer(ConstructLowering):
                 inner += body
         run.clear()
         return hoisted, inner
+
+    def stays_in_run(self, stmt: list) -> bool:
+        """Whether a declaration stays whole inside its run instead of being hoisted."""
+        return False
 
     def hoist(self, declarations: list) -> list:
         """What a hoisted declaration becomes (as written, here)."""

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import KernelTypeError
 from .language import Token
+from .targets import CANONICAL_TARGET
 from .template import KernelTemplate, check_constants
 
 if TYPE_CHECKING:
@@ -38,7 +39,7 @@ _COMMENT_RE = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
 def _packaged_templates() -> Path:
     here = Path(__file__).resolve().parent
     for candidate in (here / "templates", here.parent / "templates"):
-        if (candidate / "opencl" / "module.j2").is_file():
+        if (candidate / CANONICAL_TARGET / "module.j2").is_file():
             return candidate
     raise FileNotFoundError(  # pragma: no cover - a broken install
         "portakern's templates/ folder is missing; reinstall portakern")
