@@ -49,22 +49,19 @@ from .parts import (
     code,
     declarators,
     declared_name,
-    if_branches,
-    index_of,
     is_barrier,
     is_tok,
     is_unary,
-    match_items,
     operand_target,
-    split_statements,
     split_top,
 )
+from .tree import Block, If, Jump, Label, Node, Switch, has_barrier
+from .tree import Loop as LoopNode
 
 __all__ = ["analyse"]
 
 #: Followed by '=', these make a compound assignment (the tokenizer splits '+=').
 _COMPOUND = frozenset("+-*/%&|^")
-_JUMPS = frozenset({"return", "break", "continue", "goto"})
 
 class _Acc:
     """What a piece of code reads, writes, and whether it uses a per-item construct."""
@@ -86,15 +83,16 @@ class _Acc:
         self.store = self.store or other.store
 
 
-def analyse(items: list, smap: SourceMap,
+def analyse(root: Block, smap: SourceMap,
             is_declaration: Callable[[list], bool]) -> frozenset[int]:
     """The group-uniform statements of a lowered kernel body, by ``id`` of their first part.
 
+    ``root`` is the body's statement tree of lowered parts (:func:`portakern.tree.parse_body`).
     Raises :class:`~portakern.errors.KernelSyntaxError` where control flow around a
     barrier, or a ``@uniform`` value, is not group-uniform (see the module docstring).
     """
     an = _Analysis(smap, is_declaration)
-    an.block(items)
+    an.block(root.body)
     return an.solve()
 
 
@@ -109,18 +107,17 @@ class _Analysis:
         self.enclosing: list[Loop] = []  # the loops around @synchronize() being read
 
     # -- the statements the lowering places ------------------------------------------
-    def block(self, items: list) -> None:
+    def block(self, stmts: list[Node]) -> None:
         self.scopes.append({})
         try:
-            for stmt in split_statements(items):
-                sig = code(stmt)
-                if not sig or is_barrier(sig[0]):
+            for node in stmts:
+                sig = code(node.tokens)
+                if is_barrier(sig[0]):
                     self.collective_result(sig)
-                    continue
-                if any(is_barrier(it) for it in sig):
-                    self.compound(stmt, sig)
+                elif has_barrier(node):
+                    self.compound(node)
                 else:
-                    self.unit(sig)
+                    self.unit(node)
         finally:
             self.scopes.pop()
 
@@ -134,64 +131,47 @@ class _Analysis:
         self.scopes[-1][tok.text] = b
         self.writes.setdefault(b, []).append(Write(b, tok, [], call, True))
 
-    def compound(self, stmt: list, sig: list) -> None:
-        """A statement around a barrier: a loop or a block (the lowering refuses others)."""
-        first = sig[0]
+    def compound(self, node: Node) -> None:
+        """A statement around a barrier: a loop, an ``if`` or a block (the lowering refuses
+        others)."""
+        first = code(node.tokens)[0]
         if not isinstance(first, Token):
             return
-        try:
-            start = next(n for n, it in enumerate(stmt) if it is first)
-            if first.kind == "id" and first.text in ("for", "while"):
-                popen = index_of(stmt, start, "(")
-                pclose = match_items(stmt, popen)
-                self.scopes.append({})
-                try:
-                    acc = _Acc()
-                    header = code(stmt[popen + 1:pclose])
-                    if first.text == "for":
-                        pieces = split_top(header, ";")
-                        self.init(pieces[0], acc)
-                        for piece in pieces[1:]:
-                            self.expr(piece, acc)
-                    else:
-                        self.expr(header, acc)
-                    loop = self.loop(first, acc, stmt)
-                    rest = stmt[pclose + 1:]
-                    rsig = code(rest)
-                    if rsig and is_tok(rsig[0], "{"):
-                        bopen = next(n for n, it in enumerate(rest) if it is rsig[0])
-                        self.body(loop, rest[bopen + 1:match_items(rest, bopen)])
-                    else:
-                        self.body(loop, rest)
-                finally:
-                    self.scopes.pop()
-            elif first.kind == "id" and first.text == "do":
-                bopen = index_of(stmt, start, "{")
-                bclose = match_items(stmt, bopen)
-                tail = code(stmt[bclose + 1:])
-                keyword = tail[0] if tail and is_tok(tail[0], "while") else first
-                loop = self.loop(keyword, _Acc(), stmt)
-                self.body(loop, stmt[bopen + 1:bclose])
-                if tail and is_tok(tail[0], "while") and len(tail) > 1 and is_tok(tail[1], "("):
-                    acc = _Acc()
-                    self.expr(tail[2:match_items(tail, 1)], acc)
-                    self.header(loop, acc)
-            elif first.kind == "id" and first.text == "if":
-                # Like a loop's header: every work-item of the group evaluates the
-                # condition and takes the same branch, so it must be group-uniform.
-                popen = index_of(stmt, start, "(")
-                pclose = match_items(stmt, popen)
+        if isinstance(node, LoopNode) and node.word in ("for", "while"):
+            self.scopes.append({})
+            try:
                 acc = _Acc()
-                self.expr(code(stmt[popen + 1:pclose]), acc)
-                branch = self.loop(first, acc, stmt)
-                then, orelse = if_branches(stmt[pclose + 1:])
-                self.body(branch, then)
-                if orelse is not None:
-                    self.body(branch, orelse)
-            elif is_tok(first, "{"):
-                self.block(stmt[start + 1:match_items(stmt, start)])
-        except (ValueError, StopIteration, IndexError):
-            return  # malformed: the lowering says so
+                header = code(node.header)
+                if node.word == "for":
+                    pieces = split_top(header, ";")
+                    self.init(pieces[0], acc)
+                    for piece in pieces[1:]:
+                        self.expr(piece, acc)
+                else:
+                    self.expr(header, acc)
+                loop = self.loop(first, acc, node.tokens)
+                self.body(loop, node.body)
+            finally:
+                self.scopes.pop()
+        elif isinstance(node, LoopNode) and isinstance(node.body, Block):  # do {...} while (...);
+            keyword = code(node.tokens[:node.paren[0]])[-1]  # the 'while'
+            loop = self.loop(keyword, _Acc(), node.tokens)
+            self.body(loop, node.body)
+            acc = _Acc()
+            self.expr(code(node.header), acc)
+            self.header(loop, acc)
+        elif isinstance(node, If):
+            # Like a loop's header: every work-item of the group evaluates the
+            # condition and takes the same branch, so it must be group-uniform.
+            acc = _Acc()
+            self.expr(code(node.condition), acc)
+            branch = self.loop(first, acc, node.tokens)
+            self.body(branch, node.then)
+            if node.orelse is not None:
+                self.body(branch, node.orelse)
+        elif isinstance(node, Block):
+            self.block(node.body)
+        # Anything else around a barrier is malformed: the lowering says so.
 
     def loop(self, keyword: Token, acc: _Acc, stmt: list) -> Loop:
         barrier = next(it for it in stmt if is_barrier(it))
@@ -208,14 +188,16 @@ class _Analysis:
             self.writes.setdefault(b, []).append(
                 Write(b, tok, acc.reads, acc.source, False))
 
-    def body(self, loop: Loop, items: list) -> None:
+    def body(self, loop: Loop, node: Node | None) -> None:
         self.enclosing.append(loop)
         try:
-            self.block(items)
+            if node is not None:
+                self.block(node.body if isinstance(node, Block) else [node])
         finally:
             self.enclosing.pop()
 
-    def unit(self, sig: list) -> None:
+    def unit(self, node: Node) -> None:
+        sig = code(node.tokens)
         mark = sig[0] if isinstance(sig[0], UniformMark) else None
         body = sig[1:] if mark else sig
         unit = Unit(sig[0], mark)
@@ -228,7 +210,7 @@ class _Analysis:
                 self.writes.setdefault(b, []).append(
                     Write(b, b.at, dacc.reads, dacc.source, True))
         else:
-            self.statement(body, acc)
+            self.one(node, acc)
         unit.reads, unit.writes, unit.source, unit.store = (
             acc.reads, acc.writes, acc.source, acc.store)
         # A jump leaves the innermost loop (an 'if' around a barrier is not one).
@@ -253,81 +235,69 @@ class _Analysis:
                 "mask, for work-items past the end of the ndrange)", mark.at)
 
     # -- reads and writes inside a statement -------------------------------------------
-    def statement(self, sig: list, acc: _Acc) -> None:
-        for stmt in split_statements(sig):
-            self.one(stmt, acc)
+    def one(self, node: Node | None, acc: _Acc) -> None:
+        """What a statement without a barrier reads and writes, walking its tree."""
+        if node is None:
+            return
+        if isinstance(node, Block):
+            self.scopes.append({})
+            try:
+                for inner in node.body:
+                    self.one(inner, acc)
+            finally:
+                self.scopes.pop()
+        elif isinstance(node, If):
+            self.expr(code(node.condition), acc)
+            self.one(node.then, acc)
+            if node.orelse is not None:
+                self.one(node.orelse, acc)
+        elif isinstance(node, LoopNode):
+            acc.loops += 1
+            self.scopes.append({})  # a 'for' header's declarations
+            try:
+                if node.word == "for":
+                    pieces = split_top(code(node.header), ";")
+                    self.init(pieces[0], acc)
+                    for piece in pieces[1:]:
+                        self.expr(piece, acc)
+                elif node.word == "while":
+                    self.expr(code(node.header), acc)
+                self.one(node.body, acc)
+                if node.word == "do":
+                    self.expr(code(node.header), acc)
+            finally:
+                self.scopes.pop()
+                acc.loops -= 1
+        elif isinstance(node, Switch):
+            acc.switches += 1
+            try:
+                self.expr(code(node.condition), acc)
+                self.one(node.body, acc)
+            finally:
+                acc.switches -= 1
+        else:
+            self.simple(node, code(node.tokens), acc)
 
-    def one(self, sig: list, acc: _Acc) -> None:
+    def simple(self, node: Node, sig: list, acc: _Acc) -> None:
+        """A declaration, an expression, a ``case`` label or a jump."""
         if not sig:
             return
-        first = sig[0]
-        if isinstance(first, UniformMark):
-            self.check_mark(first, sig[1:])
-            sig = sig[1:]
-            first = sig[0]  # check_mark saw a declaration: not empty
-        if not isinstance(first, Token):
-            self.expr(sig, acc)
+        if isinstance(node, Label):
+            colon = next((n for n, it in enumerate(sig) if is_tok(it, ":")), len(sig))
+            self.expr(sig[1:colon], acc)
             return
-        try:
-            if is_tok(first, "{"):
-                close = match_items(sig, 0)
-                self.scopes.append({})
-                try:
-                    self.statement(sig[1:close], acc)
-                finally:
-                    self.scopes.pop()
-                self.statement(sig[close + 1:], acc)  # '} else ...', '} while (c);'
-                return
-            word = first.text if first.kind == "id" else None
-            if word == "else":
-                self.statement(sig[1:], acc)
-                return
-            if word == "do":
-                acc.loops += 1
-                try:
-                    self.statement(sig[1:], acc)
-                finally:
-                    acc.loops -= 1
-                return
-            if word in ("if", "while", "switch", "for") and len(sig) > 1 \
-                    and is_tok(sig[1], "("):
-                close = match_items(sig, 1)
-                nested = {"for": "loops", "while": "loops", "switch": "switches"}.get(word)
-                if nested:
-                    setattr(acc, nested, getattr(acc, nested) + 1)
-                try:
-                    if word == "for":
-                        self.scopes.append({})
-                        try:
-                            pieces = split_top(sig[2:close], ";")
-                            self.init(pieces[0], acc)
-                            for piece in pieces[1:]:
-                                self.expr(piece, acc)
-                            self.statement(sig[close + 1:], acc)
-                        finally:
-                            self.scopes.pop()
-                    else:
-                        self.expr(sig[2:close], acc)
-                        self.statement(sig[close + 1:], acc)
-                finally:
-                    if nested:
-                        setattr(acc, nested, getattr(acc, nested) - 1)
-                return
-            if word in ("case", "default"):
-                colon = next((n for n, it in enumerate(sig) if is_tok(it, ":")), len(sig))
-                self.expr(sig[1:colon], acc)
-                self.statement(sig[colon + 1:], acc)
-                return
-            if word in _JUMPS:
-                leaves = word in ("return", "goto") or (
-                    word == "break" and not acc.loops and not acc.switches) or (
-                    word == "continue" and not acc.loops)
-                if leaves and acc.jump is None:
-                    acc.jump = first
-                self.expr(sig[1:], acc)
-                return
-        except ValueError:
-            pass  # unbalanced: parse() has refused that already; read what is there
+        if isinstance(node, Jump):
+            word = node.word
+            leaves = word in ("return", "goto") or (
+                word == "break" and not acc.loops and not acc.switches) or (
+                word == "continue" and not acc.loops)
+            if leaves and acc.jump is None:
+                acc.jump = sig[0]
+            self.expr(sig[1:], acc)
+            return
+        if isinstance(sig[0], UniformMark):
+            self.check_mark(sig[0], sig[1:])
+            sig = sig[1:]
         if self.declares(sig):
             self.declaration(sig[:-1], acc)
         else:

@@ -41,13 +41,12 @@ from .parts import (
     Gen,
     code,
     declarator_name,
-    if_branches,
-    index_of,
     is_tok,
     match_items,
     split_after,
     split_gen,
 )
+from .tree import If, Node, parse_body
 
 __all__ = ["LockstepLowerer"]
 
@@ -128,34 +127,32 @@ class LockstepLowerer(Lowerer):
         self.here: Counter[str] = Counter()
 
     # -- structure --------------------------------------------------------------------
-    def if_statement(self, stmt: list, first: Token) -> list:
+    def if_statement(self, node: If) -> list:
         # The condition runs once per group, outside the work-item loops (it is
         # group-uniform), and each branch is a block of its own, cut at its barriers.
-        start = stmt.index(first)
-        popen = index_of(stmt, start, "(")
-        pclose = match_items(stmt, popen)
-        self.group_level(stmt[:pclose + 1])
-        then, orelse = if_branches(stmt[pclose + 1:])
-        out = stmt[:pclose + 1] + [Gen(" {")] + self.block(then) + [Gen("}")]
-        if orelse is not None:
-            out += [Gen(" else {")] + self.block(orelse) + [Gen("}")]
+        lead = node.tokens[:node.paren[1] + 1]
+        self.group_level(lead)
+        out = lead + [Gen(" {")] + self.branch(node.then) + [Gen("}")]
+        if node.orelse is not None:
+            out += [Gen(" else {")] + self.block([node.orelse], []) + [Gen("}")]
         return out
 
     def mask(self, items: list) -> tuple[list, bool]:
         # Every kernel goes through block(): even without a barrier (@localmem only) or
         # with unsafe_indices, its statements must run inside a work-item loop.
         self.masked = not self.k.unsafe_indices
-        self.analyse(items)
+        root = parse_body(items, self.smap)
+        self.analyse(root)
         self.counts = Counter(_words(items))
         self.assigned = _assigned(items)
         self.params = {n for n in self.params if not self.assigned[n]}
-        return self.block(items), self.masked
+        return self.block(root.body, root.around()[1]), self.masked
 
-    def block(self, items: list) -> list:
+    def block(self, stmts: list[Node], tail: list) -> list:
         self.scopes.append([])
         self.recomputes.append([])
         try:
-            return super().block(items)
+            return super().block(stmts, tail)
         finally:
             self.scopes.pop()
             self.recomputes.pop()

@@ -30,13 +30,11 @@ from .language import (
 from .parts import BARRIER as _BARRIER
 from .parts import GROUPREDUCE as _GROUPREDUCE
 from .parts import SUBGROUP as _SUBGROUP
-from .parts import Call, Gen, UniformMark, code, if_branches, is_barrier
+from .parts import Call, Gen, UniformMark, code, is_barrier
 from .parts import declarator_name as _declarator_name
-from .parts import index_of as _index_of
 from .parts import is_tok as _is_tok
-from .parts import match_items as _match_items
-from .parts import split_statements as _split_statements
 from .parts import split_top as _split_top
+from .tree import Block, If, Loop, Node, has_barrier, parse_body
 from .types import KNOWN_TYPES
 
 __all__ = ["Lowerer", "NotLockstep", "ATOMIC_OPS", "KEYWORDS"]
@@ -230,19 +228,20 @@ class Lowerer(ConstructLowering):
 
     # -- masking ------------------------------------------------------------------
     def mask(self, items: list) -> tuple[list, bool]:
+        root = parse_body(items, self.smap)
         if self.k.unsafe_indices:
-            self.analyse(items)
+            self.analyse(root)
             return [it for it in items if not isinstance(it, UniformMark)], False
         if not any(is_barrier(it) for it in items):
-            self.analyse(items)
+            self.analyse(root)
             body = [Gen("if (pk_active) {")]
             body += [it for it in items if not isinstance(it, UniformMark)]
             return body + [Gen("}")], True
         self.check_returns(items)
-        self.analyse(items)
-        return self.block(items), True
+        self.analyse(root)
+        return self.block(root.body, root.around()[1]), True
 
-    def analyse(self, items: list) -> None:
+    def analyse(self, root: Block) -> None:
         """Find the group-uniform statements (:mod:`portakern.convergence`).
 
         Control flow around a barrier must be the same for every work-item of the
@@ -250,8 +249,8 @@ class Lowerer(ConstructLowering):
         declarations, run for every work-item, in the ndrange or not (:meth:`block`
         places them outside the mask; the lockstep lowering, once per group).
         """
-        if any(is_barrier(it) or isinstance(it, UniformMark) for it in items):
-            self.uniform = analyse(items, self.smap, self.is_declaration)
+        if any(is_barrier(it) or isinstance(it, UniformMark) for it in root.tokens):
+            self.uniform = analyse(root, self.smap, self.is_declaration)
 
     def check_returns(self, items: list) -> None:
         last_barrier = max(n for n, it in enumerate(items) if is_barrier(it))
@@ -262,37 +261,32 @@ class Lowerer(ConstructLowering):
                     "return never reach the barrier; restructure the kernel so every "
                     "work-item reaches each @synchronize", it)
 
-    def block(self, items: list) -> list:
+    def block(self, stmts: list[Node], tail: list) -> list:
+        """Statements of one block (and its trailing blanks), cut at their barriers.
+
+        The statements between barriers form *runs*, masked together (:meth:`flush`);
+        a barrier, a collective, a statement around a barrier (:meth:`compound`) and a
+        group-uniform statement end the run before them.
+        """
         out: list = []
         run: list[list] = []
-        for stmt in _split_statements(items):
-            sig = code(stmt)  # a '#pragma unroll' before a loop is not its first word
-            if not sig:
-                (run[-1].extend(stmt) if run else out.extend(stmt))
-                continue
-            first = sig[0]
-            has_barrier = any(is_barrier(it) for it in stmt)
+        for node in stmts:
+            stmt = node.tokens
+            first = code(stmt)[0]  # a '#pragma unroll' before a loop is not its first word
             if isinstance(first, Call) and first.macro in (_GROUPREDUCE, _SUBGROUP):
                 out += self.flush(run)
                 out += self.collective(stmt)
             elif isinstance(first, Call) and first.macro == _BARRIER:
                 out += self.flush(run)
                 out += stmt
-            elif has_barrier:
+            elif has_barrier(node):
                 out += self.flush(run)
-                try:
-                    out += self.compound(stmt, sig)
-                except ValueError:  # a 'for' without '(', a 'do' without '{' ...
-                    bad = sig[0] if isinstance(sig[0], Token) else None
-                    raise self.smap.error_at(
-                        "malformed statement around @synchronize: expected 'for (...) {...}', "
-                        "'while (...) {...}', 'do {...} while (...);' or a '{...}' block",
-                        bad or Token("at", "@synchronize", 1, 1)) from None
+                out += self.compound(node)
             elif isinstance(first, UniformMark) or id(first) in self.uniform:
                 # Group-uniform (see analyse): every work-item runs it, unmasked.
                 out += self.flush(run)
                 self.group_level(stmt)
-                plain = [it for it in stmt if not isinstance(it, UniformMark)]
+                plain: list = [it for it in stmt if not isinstance(it, UniformMark)]
                 if self.predicates and not self.is_declaration(code(plain)):
                     # In a predicated branch (if_statement): only where it is taken. A
                     # declaration stays visible to what follows: every item evaluates
@@ -301,9 +295,26 @@ class Lowerer(ConstructLowering):
                              + [Gen("}")])
                 out += plain
             else:
-                run.append(stmt)
+                run.append(list(stmt))
+        if tail:
+            (run[-1].extend(tail) if run else out.extend(tail))
         out += self.flush(run)
         return out
+
+    def braced(self, node: Node | None) -> list:
+        """A loop's or branch's body as a ``{}`` block, cut at its barriers."""
+        assert node is not None  # the parser gives every loop a body
+        if isinstance(node, Block):
+            head, tail, close = node.around()
+            return head + self.block(node.body, tail) + close
+        return [Gen(" {")] + self.block([node], []) + [Gen("}")]
+
+    def branch(self, node: Node | None) -> list:
+        """An ``if`` branch's statements, cut at their barriers (no braces of its own)."""
+        assert node is not None  # the parser gives every 'if' a branch
+        if isinstance(node, Block):
+            return self.block(node.body, node.around()[1])
+        return self.block([node], [])
 
     def group_level(self, items: list) -> None:
         """Code every work-item runs alike (``@uniform``, a loop around a barrier)."""
@@ -312,37 +323,29 @@ class Lowerer(ConstructLowering):
         """The prelude function an ``@atomic_<op>`` at ``toks[i]`` calls."""
         return f"pk_atomic_{op}"
 
-    def compound(self, stmt: list, sig: list) -> list:
-        first = sig[0]
-        barrier = next(it for it in stmt if is_barrier(it))
-        if isinstance(first, Token) and first.kind == "id" and first.text in ("for", "while"):
-            stmt = self.predicated_header(stmt, first)
-            start = stmt.index(first)
-            popen = _index_of(stmt, start, "(")
-            pclose = _match_items(stmt, popen)
-            self.group_level(stmt[:pclose + 1])
-            rest = stmt[pclose + 1:]
-            rsig = [n for n, it in enumerate(rest)
-                    if not (isinstance(it, Token) and it.kind in ("ws", "comment"))]
-            if rsig and isinstance(rest[rsig[0]], Token) and rest[rsig[0]].is_punct("{"):
-                bopen = rsig[0]
-                bclose = _match_items(rest, bopen)
-                return (stmt[:pclose + 1] + rest[:bopen + 1]
-                        + self.block(rest[bopen + 1:bclose]) + rest[bclose:])
-            return stmt[:pclose + 1] + [Gen(" {")] + self.block(rest) + [Gen("}")]
-        if isinstance(first, Token) and first.kind == "id" and first.text == "do":
-            stmt = self.predicated_header(stmt, first)
-            start = stmt.index(first)
-            bopen = _index_of(stmt, start, "{")
-            bclose = _match_items(stmt, bopen)
-            self.group_level(stmt[bclose:])
-            return stmt[:bopen + 1] + self.block(stmt[bopen + 1:bclose]) + stmt[bclose:]
-        if isinstance(first, Token) and first.is_punct("{"):
-            bopen = stmt.index(first)
-            bclose = _match_items(stmt, bopen)
-            return stmt[:bopen + 1] + self.block(stmt[bopen + 1:bclose]) + stmt[bclose:]
-        if isinstance(first, Token) and first.kind == "id" and first.text == "if":
-            return self.if_statement(stmt, first)
+    def compound(self, node: Node) -> list:
+        """A statement around a barrier: a loop, a ``{}`` block or a uniform ``if``."""
+        stmt = node.tokens
+        if isinstance(node, Loop) and node.word in ("for", "while"):
+            popen, pclose = node.paren
+            lead = stmt[:popen + 1] + self.predicated(node) + stmt[pclose:pclose + 1]
+            self.group_level(lead)
+            return lead + self.braced(node.body)
+        if isinstance(node, Loop) and isinstance(node.body, Block):  # do {...} while (...);
+            end = node.lead + 1 + len(node.body.tokens)
+            popen, pclose = node.paren
+            after = (stmt[end:popen + 1] + self.predicated(node) + stmt[pclose:])
+            self.group_level(after)
+            return stmt[:node.lead + 1] + self.braced(node.body) + after
+        if isinstance(node, Block):
+            return self.braced(node)
+        if isinstance(node, If):
+            return self.if_statement(node)
+        if isinstance(node, Loop):  # 'do' without '{'
+            raise self.smap.error_at(
+                "malformed statement around @synchronize: expected 'for (...) {...}', "
+                "'while (...) {...}', 'do {...} while (...);' or a '{...}' block", node.first)
+        barrier = next(it for it in stmt if isinstance(it, Call) and is_barrier(it))
         what = {_GROUPREDUCE: "@groupreduce", _BARRIER: "@synchronize"}.get(barrier.macro) \
             or subgroups.construct_name(barrier)
         raise self.smap.error_at(
@@ -358,7 +361,7 @@ class Lowerer(ConstructLowering):
         guard = "".join(f" && {p}" for p in self.predicates)
         return hoisted + [Gen(f"if (pk_active{guard}) {{")] + inner + [Gen("}")]
 
-    def if_statement(self, stmt: list, first: Token) -> list:
+    def if_statement(self, node: If) -> list:
         """An ``if`` around a barrier, as straight-line code with every barrier kept.
 
         The convergence analysis checked that its condition is group-uniform. Every
@@ -369,54 +372,43 @@ class Lowerer(ConstructLowering):
         sees a barrier under a condition (PoCL mis-compiles masked stores after
         one), at the cost of the barriers of the branch not taken.
         """
-        start = stmt.index(first)
-        popen = _index_of(stmt, start, "(")
-        pclose = _match_items(stmt, popen)
+        stmt = node.tokens
+        popen, pclose = node.paren
         self.group_level(stmt[:pclose + 1])
-        then, orelse = if_branches(stmt[pclose + 1:])
         name = f"pk_if{self.n_if}"
         self.n_if += 1
         outer = " && ".join(self.predicates)
-        out = stmt[:start] + [Gen(f"const bool {name} = {outer + ' && ' if outer else ''}(")]
-        out += stmt[popen + 1:pclose] + [Gen(");")]
+        out = stmt[:node.lead] + [Gen(f"const bool {name} = {outer + ' && ' if outer else ''}(")]
+        out += node.condition + [Gen(");")]
         # Each branch keeps a scope of its own (a '{}' block: no condition around it).
         self.predicates.append(name)
         try:
-            out += [Gen(" {")] + self.block(then) + [Gen("}")]
+            out += [Gen(" {")] + self.branch(node.then) + [Gen("}")]
         finally:
             self.predicates.pop()
-        if orelse is not None:
+        if node.orelse is not None:
             self.predicates.append(f"!{name}")
             try:
-                out += [Gen(" {")] + self.block(orelse) + [Gen("}")]
+                out += [Gen(" {")] + self.block([node.orelse], []) + [Gen("}")]
             finally:
                 self.predicates.pop()
         return out
 
-    def predicated_header(self, stmt: list, first: Token) -> list:
-        """A loop inside a predicated branch (:meth:`if_statement`) runs only when taken."""
+    def predicated(self, loop: Loop) -> list:
+        """A loop's header; inside a predicated branch (:meth:`if_statement`), it runs
+        only where the branch is taken."""
+        header: list = loop.header
         if not self.predicates:
-            return stmt
+            return header
         pred = " && ".join(self.predicates)
-        if first.text == "do":
-            close = max(n for n, it in enumerate(stmt) if _is_tok(it, ")"))
-            popen = next(n for n in range(close, -1, -1) if _is_tok(stmt[n], "("))
-            return (stmt[:popen + 1] + [Gen(f"{pred} && (")] + stmt[popen + 1:close]
-                    + [Gen(")")] + stmt[close:])
-        start = stmt.index(first)
-        popen = _index_of(stmt, start, "(")
-        pclose = _match_items(stmt, popen)
-        header = stmt[popen + 1:pclose]
-        if first.text == "while":
-            return (stmt[:popen + 1] + [Gen(f"{pred} && (")] + header + [Gen(")")]
-                    + stmt[pclose:])
+        if loop.word != "for":
+            return [Gen(f"{pred} && (")] + header + [Gen(")")]
         semis = [n for n, it in enumerate(header) if _is_tok(it, ";")]
         a, b = semis[0], semis[1]
         cond = header[a + 1:b]
         if not code(cond):
             cond = [Gen("true")]
-        new_header = header[:a + 1] + [Gen(f" {pred} && (")] + cond + [Gen(")")] + header[b:]
-        return stmt[:popen + 1] + new_header + stmt[pclose:]
+        return header[:a + 1] + [Gen(f" {pred} && (")] + cond + [Gen(")")] + header[b:]
 
     def split_run(self, run: list[list]) -> tuple[list, list]:
         """A run's declarations to hoist (through :meth:`hoist`), and its statements."""

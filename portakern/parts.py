@@ -4,8 +4,9 @@ Lowering (:mod:`portakern.lower`) turns a kernel body into a list of *parts*: th
 user's own tokens (:class:`~portakern.language.Token`), text the lowering wrote
 (:class:`Gen`), calls of target primitive macros (:class:`Call`), and
 :class:`UniformMark` where the user wrote ``@uniform``. Both the lowering and the
-convergence analysis (:mod:`portakern.convergence`) cut such lists into
-statements with the helpers below, so they agree on what a statement is.
+convergence analysis (:mod:`portakern.convergence`) read such a list as one
+statement tree (:func:`portakern.tree.parse_body`), so they agree on what a
+statement is; the helpers below work inside one statement.
 """
 
 from __future__ import annotations
@@ -16,9 +17,8 @@ from .tokens import Token
 
 __all__ = ["Gen", "Call", "UniformMark", "BARRIER", "GROUPREDUCE", "SUBGROUP", "BLANK",
            "is_barrier", "code", "is_tok", "declarator_name", "split_after", "split_gen",
-           "split_top", "index_of", "match_items", "split_statements", "declarators",
-           "declared_name", "is_unary", "match_back", "assigned_target", "operand_target",
-           "if_branches"]
+           "split_top", "match_items", "declarators", "declared_name", "is_unary",
+           "match_back", "assigned_target", "operand_target"]
 
 #: Token kinds that are not code for the statement structure: blanks, comments and
 #: preprocessor lines (a ``#pragma unroll`` belongs to the statement after it).
@@ -154,14 +154,6 @@ def split_top(items: list, sep: str, gen_sep: str | None = None) -> list[list]:
     return chunks
 
 
-def index_of(items: list, start: int, text: str) -> int:
-    """Index of the first ``text`` punctuation token at or after ``start``."""
-    for n in range(start, len(items)):
-        if isinstance(items[n], Token) and items[n].is_punct(text):
-            return n
-    raise ValueError(text)  # pragma: no cover - the statement splitter guarantees it
-
-
 def match_items(items: list, open_at: int) -> int:
     """Index of the bracket closing the one at ``items[open_at]``."""
     depth = 0
@@ -175,51 +167,6 @@ def match_items(items: list, open_at: int) -> int:
                 if depth == 0:
                     return n
     raise ValueError("unbalanced")  # a slice cut inside a bracket (bounds.py catches it)
-
-
-def split_statements(items: list) -> list[list]:
-    """Split a block's items into top-level statements (each keeps its leading blanks)."""
-    stmts: list[list] = []
-    cur: list = []
-    depth = 0
-    eq_before_brace = False
-
-    def first_word() -> str | None:
-        for it in cur:
-            if isinstance(it, Token) and it.kind not in BLANK:
-                return it.text
-        return None
-
-    n = 0
-    while n < len(items):
-        it = items[n]
-        cur.append(it)
-        if isinstance(it, Token) and it.kind == "punct":
-            if it.text in "([{":
-                depth += 1
-            elif it.text in ")]}":
-                depth -= 1
-                if it.text == "}" and depth == 0 and not eq_before_brace:
-                    k = n + 1
-                    while k < len(items) and isinstance(items[k], Token) \
-                            and items[k].kind in ("ws", "comment"):
-                        k += 1
-                    nxt = items[k].text if k < len(items) and isinstance(items[k], Token) else None
-                    if not (nxt == "else" or (nxt == "while" and first_word() == "do")
-                            or nxt == ";"):
-                        stmts.append(cur)
-                        cur = []
-                        eq_before_brace = False
-            elif it.text == "=" and depth == 0:
-                eq_before_brace = True
-            elif it.text == ";" and depth == 0:
-                stmts.append(cur)
-                cur = []
-                eq_before_brace = False
-        n += 1
-    if cur:
-        stmts.append(cur)
-    return stmts
 
 
 # -- declarations and assignments, for the convergence analysis --------------------------------
@@ -327,26 +274,3 @@ def operand_target(sig: list, j: int) -> tuple[Token | None, bool, bool]:
     if j + 1 < len(sig) and is_tok(sig[j + 1], "->"):
         through = True
     return base, subscripted, through
-
-
-def if_branches(rest: list) -> tuple[list, list | None]:
-    """The items of an ``if``'s branches after its condition: ``(then, else or None)``.
-
-    A branch in braces gives its inside; one without braces is the single statement.
-    The ``else`` branch is everything after ``else`` (a ``{}`` block, or for ``else
-    if`` the inner ``if`` with its own branches).
-    """
-    sig = code(rest)
-    if is_tok(sig[0], "{"):
-        bopen = next(n for n, it in enumerate(rest) if it is sig[0])
-        bclose = match_items(rest, bopen)
-        then, tail = rest[bopen + 1:bclose], rest[bclose + 1:]
-    else:
-        first = split_statements(rest)[0]
-        then, tail = first, rest[len(first):]
-    tsig = code(tail)
-    if not tsig or not is_tok(tsig[0], "else"):
-        return then, None
-    at = next(n for n, it in enumerate(tail) if it is tsig[0])
-    return then, tail[at + 1:]
-

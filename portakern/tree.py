@@ -11,6 +11,15 @@ so the tree is lossless (:func:`tokens_of` gives back the body) and ``#line``
 mapping survives; a preprocessor line (``#pragma unroll``) is kept with the
 statement after it.
 
+The same parser reads a body after its ``@`` constructs are lowered to *parts*
+(:mod:`portakern.parts`: the user's tokens, generated text and primitive calls).
+Then a lowered ``@synchronize()`` is a :class:`Barrier`, a group collective
+(``@groupreduce``, a subgroup collective) a :class:`Collective`, and a statement
+after ``@uniform`` keeps its :class:`~portakern.parts.UniformMark` as its first
+part. Generated text and calls are opaque: only the user's punctuation gives the
+structure. This is the tree the convergence analysis reads and the lowering
+transforms (:mod:`portakern.lowerer`), so both agree on what a statement is.
+
 Analyses are visitors over this tree (:func:`walk`, :class:`Visitor`) that
 publish facts (:func:`body_facts`), instead of re-finding the structure by
 counting brackets.
@@ -21,15 +30,30 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from .errors import KernelSyntaxError
 from .language import SourceMap, Token
+from .parts import BARRIER, Call, UniformMark, is_barrier
 from .subgroups import COLLECTIVES as _SUBGROUP_COLLECTIVES
 
-__all__ = ["Barrier", "Block", "BodyFacts", "If", "Jump", "Label", "Loop", "Node", "Simple",
-           "Switch", "Visitor", "body_facts", "parse_body", "tokens_of", "walk"]
+__all__ = ["Barrier", "Block", "BodyFacts", "Collective", "If", "Jump", "Label", "Loop", "Node",
+           "Simple", "Switch", "Visitor", "body_facts", "has_barrier", "parse_body", "tokens_of",
+           "walk"]
 
 _BLANK = frozenset({"ws", "comment", "pp"})
 _JUMPS = frozenset({"return", "break", "continue", "goto"})
 _LOOPS = frozenset({"for", "while", "do"})
+
+
+def _blank(t: object) -> bool:
+    return isinstance(t, Token) and t.kind in _BLANK
+
+
+def _punct(t: object, text: str) -> bool:
+    return isinstance(t, Token) and t.is_punct(text)
+
+
+def _word(t: object) -> str | None:
+    return t.text if isinstance(t, Token) and t.kind == "id" else None
 
 
 @dataclass(eq=False)
@@ -39,20 +63,27 @@ class Node:
     tokens: list[Token] = field(repr=False)
 
     def __repr__(self) -> str:
-        first = next((t for t in self.tokens if t.kind not in _BLANK), None)
+        first = next((t for t in self.tokens if isinstance(t, Token) and not _blank(t)), None)
         where = f" line {first.line}" if first is not None else ""
         return f"<{type(self).__name__}{where}>"
 
     @property
     def first(self) -> Token:
         """The statement's first significant token (its position in errors)."""
-        return next(t for t in self.tokens if t.kind not in _BLANK)
+        return next(t for t in self.tokens if isinstance(t, Token) and not _blank(t))
+
+    @property
+    def lead(self) -> int:
+        """Where the statement's code starts in :attr:`tokens` (after its blanks and pragmas)."""
+        return next(n for n, t in enumerate(self.tokens) if not _blank(t))
 
     @property
     def pragmas(self) -> list[Token]:
         """Preprocessor lines written just before the statement (``#pragma unroll``)."""
         out = []
         for t in self.tokens:
+            if not isinstance(t, Token):
+                break
             if t.kind == "pp":
                 out.append(t)
             elif t.kind not in ("ws", "comment"):
@@ -65,12 +96,26 @@ class Node:
 
 @dataclass(eq=False, repr=False)
 class Block(Node):
-    """``{ ... }`` (or the whole body): its statements in order."""
+    """``{ ... }`` (or the whole body, ``braced`` false): its statements in order."""
 
     body: list[Node] = field(default_factory=list)
+    braced: bool = True
 
     def children(self) -> list[Node]:
         return list(self.body)
+
+    def around(self) -> tuple[list, list, list]:
+        """The parts around the statements: up to ``{``, after the last one, and ``}``.
+
+        ``head + statements + tail + close`` is :attr:`tokens` again (the whole body:
+        no braces, ``tail`` its trailing blanks).
+        """
+        used = sum(len(s.tokens) for s in self.body)
+        if not self.braced:
+            return [], self.tokens[used:], []
+        open_at = self.lead
+        return (self.tokens[:open_at + 1], self.tokens[open_at + 1 + used:-1],
+                self.tokens[-1:])
 
 
 @dataclass(eq=False, repr=False)
@@ -87,6 +132,16 @@ class Simple(Node):
 @dataclass(eq=False, repr=False)
 class Barrier(Node):
     """``@synchronize();``"""
+
+
+@dataclass(eq=False, repr=False)
+class Collective(Simple):
+    """A lowered group collective (``T r = @groupreduce(op, v);``): one primitive call.
+
+    Only in a tree of lowered parts; ``call`` is the :class:`~portakern.parts.Call`.
+    """
+
+    call: Call | None = None
 
 
 @dataclass(eq=False, repr=False)
@@ -108,6 +163,8 @@ class If(Node):
     condition: list[Token] = field(default_factory=list)
     then: Node | None = None
     orelse: Node | None = None
+    #: Where the condition's ``(`` and ``)`` are in :attr:`tokens`.
+    paren: tuple[int, int] = (0, 0)
 
     def children(self) -> list[Node]:
         return [n for n in (self.then, self.orelse) if n is not None]
@@ -120,6 +177,8 @@ class Loop(Node):
     word: str = ""
     header: list[Token] = field(default_factory=list)
     body: Node | None = None
+    #: Where the header's ``(`` and ``)`` are in :attr:`tokens` (a ``do``'s: after ``while``).
+    paren: tuple[int, int] = (0, 0)
 
     def children(self) -> list[Node]:
         return [] if self.body is None else [self.body]
@@ -131,18 +190,24 @@ class Switch(Node):
 
     condition: list[Token] = field(default_factory=list)
     body: Node | None = None
+    paren: tuple[int, int] = (0, 0)
 
     def children(self) -> list[Node]:
         return [] if self.body is None else [self.body]
 
 
-def parse_body(tokens: list[Token], smap: SourceMap) -> Block:
-    """The statement tree of a kernel body (the tokens between its braces)."""
+def parse_body(tokens: list, smap: SourceMap) -> Block:
+    """The statement tree of a kernel body: its tokens, or its lowered parts."""
     parser = _Parser(tokens, smap)
     body = []
     while parser.more():
         body.append(parser.statement())
-    return Block(list(tokens), body)
+    return Block(list(tokens), body, braced=False)
+
+
+def has_barrier(node: Node) -> bool:
+    """Whether a statement of lowered parts reaches a barrier or collective at any depth."""
+    return any(is_barrier(it) for it in node.tokens)
 
 
 def tokens_of(node: Node) -> list[Token]:
@@ -244,52 +309,63 @@ def body_facts(root: Block) -> BodyFacts:
 
 
 class _Parser:
-    """Recursive descent over the tokens; positions index ``tokens`` (blanks included)."""
+    """Recursive descent over the tokens (or parts); positions index ``tokens``, blanks included."""
 
-    def __init__(self, tokens: list[Token], smap: SourceMap) -> None:
+    def __init__(self, tokens: list, smap: SourceMap) -> None:
         self.toks = tokens
         self.smap = smap
         self.i = 0
+        #: The ``(`` and ``)`` of the last parenthesised header read (positions in toks).
+        self.paren = (0, 0)
 
     # -- cursor ------------------------------------------------------------------------
     def more(self) -> bool:
         return self._next_code(self.i) < len(self.toks)
 
     def _next_code(self, i: int) -> int:
-        while i < len(self.toks) and self.toks[i].kind in _BLANK:
+        while i < len(self.toks) and _blank(self.toks[i]):
             i += 1
         return i
 
-    def _peek(self) -> Token | None:
+    def _peek(self) -> object:
         j = self._next_code(self.i)
         return self.toks[j] if j < len(self.toks) else None
 
-    def _take(self) -> Token:
-        """Move past the next significant token (and the blanks before it)."""
+    def _take(self) -> object:
+        """Move past the next significant token or part (and the blanks before it)."""
         j = self._next_code(self.i)
         if j >= len(self.toks):
-            last = self.toks[-1] if self.toks else Token("ws", "", 1, 1)
+            last = self._position(len(self.toks) - 1)
             raise self.smap.error_at("the statement is not finished: expected more code", last)
         self.i = j + 1
         return self.toks[j]
 
-    def _expect(self, text: str, after: Token) -> Token:
+    def _position(self, at: int) -> Token:
+        """The user's token at or before ``toks[at]``, for an error's position."""
+        for t in reversed(self.toks[:at + 1]):
+            if isinstance(t, Token):
+                return t
+        return Token("ws", "", 1, 1)
+
+    def _expect(self, text: str, after: Token) -> object:
         t = self._take() if self._peek() is not None else None
-        if t is None or not t.is_punct(text):
-            raise self.smap.error_at(f"expected '{text}' after '{after.text}'", t or after)
+        if t is None or not _punct(t, text):
+            where = t if isinstance(t, Token) else after
+            raise self.smap.error_at(f"expected '{text}' after '{after.text}'", where)
         return t
 
-    def _parenthesised(self, keyword: Token) -> list[Token]:
+    def _parenthesised(self, keyword: Token) -> list:
         """The tokens inside ``( ... )`` after ``keyword`` (the cursor ends after ')')."""
         self._expect("(", keyword)
         start = self.i
         depth = 1
         while depth:
             t = self._take()
-            if t.kind == "punct" and t.text in "([{":
+            if isinstance(t, Token) and t.kind == "punct" and t.text in "([{":
                 depth += 1
-            elif t.kind == "punct" and t.text in ")]}":
+            elif isinstance(t, Token) and t.kind == "punct" and t.text in ")]}":
                 depth -= 1
+        self.paren = (start - 1, self.i - 1)
         return self.toks[start:self.i - 1]
 
     # -- statements --------------------------------------------------------------------
@@ -298,75 +374,120 @@ class _Parser:
         t = self._take()
         node = self._statement(t)
         node.tokens = self.toks[start:self.i]
+        if isinstance(node, (If, Loop, Switch)):
+            node.paren = (node.paren[0] - start, node.paren[1] - start)
         return node
 
-    def _statement(self, t: Token) -> Node:
+    def _statement(self, t: object) -> Node:
+        if isinstance(t, Call):
+            if t.macro == BARRIER:
+                self._expect(";", self._position(self.i - 1))
+                return Barrier([])
+            self._until(";", self._position(self.i - 1))
+            return Collective([], call=t) if is_barrier(t) else Simple([])
+        if isinstance(t, UniformMark):
+            return self._uniform(t.at)
+        if not isinstance(t, Token):  # generated text starts the statement
+            self._until(";", self._position(self.i - 1))
+            return Simple([])
         if t.is_punct("{"):
-            body = []
+            body: list[Node] = []
             while True:
                 nxt = self._peek()
                 if nxt is None:
                     raise self.smap.error_at("unbalanced '{': missing '}'", t)
-                if nxt.is_punct("}"):
+                if _punct(nxt, "}"):
                     self._take()
                     return Block([], body)
                 body.append(self.statement())
-        if t.kind == "id" and t.text == "if":
+        word = _word(t)
+        if word == "if":
             cond = self._parenthesised(t)
+            paren = self.paren
             then = self.statement()
-            nxt = self._peek()
             orelse = None
-            if nxt is not None and nxt.kind == "id" and nxt.text == "else":
+            if _word(self._peek()) == "else":
                 self._take()
                 orelse = self.statement()
-            return If([], cond, then, orelse)
-        if t.kind == "id" and t.text in ("for", "while"):
-            header = self._parenthesised(t)
-            return Loop([], t.text, header, self.statement())
-        if t.kind == "id" and t.text == "do":
-            body = self.statement()
-            w = self._take()
-            if not (w.kind == "id" and w.text == "while"):
-                raise self.smap.error_at("expected 'while (...);' after the body of 'do'", w)
-            header = self._parenthesised(w)
-            self._expect(";", w)
-            return Loop([], "do", header, body)
-        if t.kind == "id" and t.text == "switch":
+            return If([], cond, then, orelse, paren)
+        if word in _LOOPS:
+            try:
+                return self._loop(t)
+            except KernelSyntaxError as exc:
+                raise self._malformed_loop(t) or exc from None
+        if word == "switch":
             cond = self._parenthesised(t)
-            return Switch([], cond, self.statement())
-        if t.kind == "id" and t.text in ("case", "default"):
+            paren = self.paren
+            return Switch([], cond, self.statement(), paren)
+        if word in ("case", "default"):
             self._until(":", t)
             return Label([])
-        if t.kind == "id" and t.text in _JUMPS:
+        if word in _JUMPS:
             self._until(";", t)
             return Jump([], word=t.text)
         if t.kind == "at" and t.text == "@synchronize":
-            nxt = self._peek()
-            if nxt is not None and nxt.is_punct("("):
+            if _punct(self._peek(), "("):
                 self._parenthesised(t)
             self._expect(";", t)
             return Barrier([])
         if t.kind == "at" and t.text == "@uniform":
-            inner = self.statement()
-            if isinstance(inner, Simple):
-                inner.uniform = True
-            return inner
+            return self._uniform(t)
         if t.is_punct(";"):
             return Simple([])
         constructs = self._until(";", t, first=t)
         return Simple([], constructs=constructs)
 
-    def _until(self, text: str, opener: Token, first: Token | None = None) -> tuple[str, ...]:
+    def _uniform(self, at: Token) -> Node:
+        inner = self.statement()
+        if isinstance(inner, Simple):
+            inner.uniform = True
+        return inner
+
+    def _loop(self, t: Token) -> Loop:
+        if t.text != "do":
+            header = self._parenthesised(t)
+            paren = self.paren
+            return Loop([], t.text, header, self.statement(), paren)
+        body = self.statement()
+        w = self._take()
+        if not isinstance(w, Token) or _word(w) != "while":
+            raise self.smap.error_at("expected 'while (...);' after the body of 'do'",
+                                     w if isinstance(w, Token) else t)
+        header = self._parenthesised(w)
+        paren = self.paren
+        self._expect(";", w)
+        return Loop([], "do", header, body, paren)
+
+    def _malformed_loop(self, keyword: Token) -> KernelSyntaxError | None:
+        """A loop that does not parse and holds a barrier: say what shape is expected."""
+        start = next(n for n, it in enumerate(self.toks) if it is keyword)
+        for it in self.toks[start:]:
+            if is_barrier(it) or isinstance(it, Token) and it.kind == "at" \
+                    and it.text == "@synchronize":
+                return self.smap.error_at(
+                    "malformed statement around @synchronize: expected 'for (...) {...}', "
+                    "'while (...) {...}', 'do {...} while (...);' or a '{...}' block", keyword)
+            if _punct(it, ";"):
+                break
+        return None
+
+    def _until(self, text: str, opener: Token, first: object = None) -> tuple[str, ...]:
         """Move past the ``text`` punctuation at bracket depth 0; the ``@`` words seen."""
-        constructs = [first.text] if first is not None and first.kind == "at" else []
+        constructs = [first.text] if isinstance(first, Token) and first.kind == "at" else []
         depth = 0
-        if first is not None and first.kind == "punct" and first.text in "([{":
+        if isinstance(first, Token) and first.kind == "punct" and first.text in "([{":
             depth = 1
         while True:
             j = self._next_code(self.i)
             if j >= len(self.toks):
                 raise self.smap.error_at(f"expected '{text}' to end the statement", opener)
+            if depth == 0 and text == ";" and _punct(self.toks[j], "}"):
+                # No ';' before the block's '}' ('{ ...; @synchronize(); ... }' in the
+                # docs): the statement ends there; the compiler reports a missing ';'.
+                return tuple(dict.fromkeys(constructs))
             t = self._take()
+            if not isinstance(t, Token):
+                continue
             if t.kind == "at":
                 constructs.append(t.text)
             elif t.kind == "punct":

@@ -161,3 +161,67 @@ def test_root_is_a_block_of_the_whole_body():
     _, _, root = _tree("@kernel void f(float* y) { ; y[0] = 1; }")
     assert [type(n) for n in root.body] == [Simple, Simple]
     assert isinstance(Loop([]), Loop)  # nodes are plain values
+
+
+# -- the tree of lowered parts: what the lowering and the convergence analysis walk ---------
+
+def _parts_tree(source: str):
+    from portakern.lowerer import Lowerer
+    from portakern.tree import parse_body
+
+    kernel = pk.kernel(source)
+    module, kdef = kernel.parsed("opencl")
+    items = Lowerer(kdef, module, 1).lower_tokens(kdef.body)
+    return items, parse_body(items, module.source_map)
+
+
+def _around_and_children(block: Block) -> list:
+    head, tail, close = block.around()
+    return head + [it for child in block.body for it in child.tokens] + tail + close
+
+
+def test_the_tree_of_lowered_parts_is_lossless_and_names_barriers_and_collectives():
+    from portakern.parts import Call, Gen, UniformMark, code
+    from portakern.tree import Collective
+
+    items, root = _parts_tree(
+        "@kernel void f(float* y, const float* x) {\n"
+        "    @localmem float t[64];\n"
+        "    @uniform const long n = @ndrange();\n"
+        "    const long i = @index(Global, Linear);\n"
+        "    const float s = @groupreduce(add, x[i]);\n"
+        "    for (long k = 0; k < n; k += 64) {  // a loop around a barrier\n"
+        "        t[@index(Local, Linear)] = s;\n"
+        "        @synchronize();\n"
+        "        y[i] += t[0]\n"  # no ';' before '}': the compiler says so, not the tree
+        "    }\n"
+        "}")
+    # Generated text and primitive calls are in the parts, opaque to the parser.
+    assert any(isinstance(it, Call) for it in items) and any(isinstance(it, Gen) for it in items)
+    assert root.tokens == items and _around_and_children(root) == items
+    kinds = [type(n).__name__ for n in root.body]
+    assert kinds == ["Simple", "Simple", "Collective", "Loop"]
+    uniform, _, reduce, loop = root.body
+    assert uniform.uniform and isinstance(code(uniform.tokens)[0], UniformMark)
+    assert isinstance(reduce, Collective) and reduce.call.macro == "groupreduce"
+    inner = loop.body
+    assert [type(n).__name__ for n in inner.body] == ["Simple", "Barrier", "Simple"]
+    assert _around_and_children(inner) == inner.tokens
+    # The header's parentheses are where paren says.
+    assert loop.tokens[loop.paren[0]].text == "(" and loop.tokens[loop.paren[1]].text == ")"
+    assert loop.tokens[loop.paren[0] + 1:loop.paren[1]] == loop.header
+
+
+@pytest.mark.parametrize("stmt", ["for\n    @synchronize();", "while @synchronize();"])
+def test_a_loop_around_a_barrier_that_does_not_parse_says_which_shapes_work(stmt):
+    from portakern.tree import parse_body
+
+    kernel = pk.kernel("@kernel void f(float* y) {\n    " + stmt + "\n}")
+    module, kdef = kernel.parsed("opencl")
+    with pytest.raises(KernelSyntaxError, match="malformed statement around @synchronize"):
+        parse_body(kdef.body, module.source_map)
+    # Without a barrier the parser's own message stands.
+    kernel = pk.kernel("@kernel void f(float* y) {\n    while y[0] = 1;\n}")
+    module, kdef = kernel.parsed("opencl")
+    with pytest.raises(KernelSyntaxError, match=r"expected '\(' after 'while'"):
+        parse_body(kdef.body, module.source_map)
