@@ -4,7 +4,8 @@ A :class:`Launcher` checks a call's arguments (:mod:`portakern.arguments`),
 compiles the variant the bindings and the ndrange need, and works out a
 :class:`LaunchPlan` (the hardware grid and workgroup) once per combination of
 bindings, ndrange and workgroup size; a warm launch is a dictionary lookup and
-the backend's ``launch``.
+the backend's ``launch``, and the same arrays again are one closure's identity
+checks and the backend's prepared launch (:func:`_hot_launch`).
 """
 
 from __future__ import annotations
@@ -123,6 +124,9 @@ class Launcher:
         #: launch that ran prepared, for the next with the same ndrange and workgroup
         #: size (see :meth:`warm`); valid while ``memo``/``prepared`` are current.
         self._fast: tuple | None = None
+        #: ``hot(args, ndrange, workgroupsize)``: the launch ``_fast`` describes, as one
+        #: closure over what it checks (:func:`_hot_launch`); None when there is none.
+        self._hot: Any = None
         if workgroupsize is not None:
             ndim = len(self.static_ndrange) if self.static_ndrange is not None else None
             if ndim is not None:
@@ -181,7 +185,15 @@ class Launcher:
 
     def __call__(self, *args: Any, ndrange: Any = None, workgroupsize: Any = None) -> Launch:
         """Check the arguments and launch; return the launch's handle (:class:`Launch`)."""
-        return self.run_args(args, ndrange, workgroupsize)
+        hot = self._hot
+        if hot is not None:
+            done = hot(args, ndrange, workgroupsize)
+            if done is not None:
+                return done
+        done = self._recalled(args, ndrange, workgroupsize)
+        if done is not None:
+            return done
+        return self._run(args, ndrange, workgroupsize)
 
     def run_args(self, args: tuple, ndrange: Any = None, workgroupsize: Any = None) -> Launch:
         """``self(*args, ndrange=..., workgroupsize=...)`` with the arguments as one tuple.
@@ -192,6 +204,10 @@ class Launcher:
         done = self.warm(args, ndrange, workgroupsize)
         if done is not None:
             return done
+        return self._run(args, ndrange, workgroupsize)
+
+    def _run(self, args: tuple, ndrange: Any, workgroupsize: Any) -> Launch:
+        """:meth:`run_args` past the warm path: check, plan and launch."""
         nd = self._ndrange(ndrange)
         backend = self.runner or self._route()
         kdef = self.kernel.parsed(backend.target)[1]
@@ -202,6 +218,7 @@ class Launcher:
             infos: dict = {}
             launch_args, bindings = check_args(kdef, args, backend, self.kernel.constants,
                                                 infos, self.kernel.labels)
+            self._hot = None
             self._memo = remember(kdef, args, launch_args, bindings, self.kernel.constants,
                                    infos)
         else:
@@ -220,8 +237,13 @@ class Launcher:
                 and prepared[4] is workgroupsize and not timing.active:
             launch_args.extend(prepared[1].sizes)
             prepared[2](launch_args)
-            self._fast = (memo, prepared, ndrange if ndrange is None else nd, workgroupsize,
-                          prepared[1].sizes)
+            given = ndrange if ndrange is None else nd
+            fast = self._fast
+            if self._hot is None or fast[0] is not memo or fast[1] is not prepared \
+                    or fast[2] != given or fast[3] is not workgroupsize:
+                # Prepared again for these very scalars: the hot path calls ``run()``.
+                self._warm_up(prepare(backend, memo, prepared[1], launch_args), args,
+                              given, workgroupsize)
             return self._done or self._handle()
         # What follows the argument checks depends only on the bindings, the ndrange
         # and the workgroup size, so it is worked out once per combination: a warm
@@ -267,9 +289,12 @@ class Launcher:
             # launcher alternating between two never pays for preparing).
             if prepared is not None and prepared[0] is memo and prepared[1] is plan:
                 if prepared[2] is None and not prepared[5]:
-                    self._prepared = (memo, plan, prepare(backend, memo, plan, launch_args),
-                                      nd, workgroupsize, True)
+                    run = prepare(backend, memo, plan, launch_args)
+                    self._prepared = (memo, plan, run, nd, workgroupsize, True)
+                    self._warm_up(run, args, ndrange if ndrange is None else nd,
+                                  workgroupsize)
             else:
+                self._hot = None
                 self._prepared = (memo, plan, None, nd, workgroupsize, False)
         return self._done or self._handle()
 
@@ -284,6 +309,16 @@ class Launcher:
         dtype, shape and flags can change in place). None means nothing ran: the
         caller launches the long way.
         """
+        hot = self._hot
+        if hot is not None:
+            done = hot(args, ndrange, workgroupsize)
+            if done is not None:
+                return done
+        return self._recalled(args, ndrange, workgroupsize)
+
+    def _recalled(self, args: tuple, ndrange: Any, workgroupsize: Any) -> Launch | None:
+        """:meth:`warm` for what ``_hot`` did not take: other scalars, or another dtype
+        object equal to the remembered one; the arguments recalled and converted."""
         fast = self._fast
         if fast is not None and workgroupsize is fast[3] and (
                 ndrange is fast[2] or type(ndrange) is tuple and ndrange == fast[2]
@@ -297,6 +332,16 @@ class Launcher:
                 fast[1][2](launch_args)
                 return self._done or self._handle()
         return None
+
+    def _warm_up(self, run: Any, args: tuple, given: Any, workgroupsize: Any) -> None:
+        """Make ``_fast`` and ``_hot`` for ``run``, prepared with ``args`` (None: no
+        prepared launch, both stay as they are)."""
+        if run is None:
+            return
+        prepared = self._prepared
+        self._fast = (self._memo, prepared, given, workgroupsize, prepared[1].sizes)
+        self._hot = _hot_launch(self._memo, args, run, given, workgroupsize,
+                                self._done or self._handle())
 
     def _handle(self) -> Launch:
         """The handle untimed launches return: one per launcher, made on first use."""
@@ -316,12 +361,12 @@ class Launcher:
 
         from .lower import NotLockstep
 
-        self.runner, self._memo = self.backend, None
+        self.runner, self._memo, self._hot = self.backend, None, None
         self.plans.clear()
         try:
             self(*args, ndrange=ndrange, workgroupsize=workgroupsize)
         except CompilationError:
-            self.runner, self._memo = None, None
+            self.runner, self._memo, self._hot = None, None, None
             self.plans.clear()
             raise exc from None
         if isinstance(exc, NotLockstep):
@@ -357,6 +402,9 @@ class Launcher:
         elif not exact_ok:
             compiled = self._compile(backend, bindings, ndim, False)
         wg = _with_declared(kdef, ndim, self._workgroup(workgroupsize, ndim))
+        # A size the caller or the kernel gives is checked against the device's
+        # limits; the backend's own default is its to size (Backend.default_workgroupsize).
+        given = wg is not None
         if clips:
             wg = wg or backend.default_workgroupsize(nd, compiled)
         elif exact_ok:
@@ -369,7 +417,8 @@ class Launcher:
             wg = shape
         elif wg is None:
             wg = backend.default_workgroupsize(nd, compiled)
-        _check_workgroup(wg, backend, compiled, kdef.name)
+        if given:
+            _check_workgroup(wg, backend, compiled, kdef.name)
         if ndim and math.prod(nd) == 0:
             return None
         if clips:
@@ -388,6 +437,54 @@ class Launcher:
 _UNCACHED = object()
 _MAX_PLANS = 256
 _INDEX_MAX = 2**63 - 1
+
+
+def _hot_launch(memo: tuple, args: tuple, run: Any, given: Any, workgroupsize: Any,
+                done: Launch) -> Any:
+    """The warm launch of ``args`` as one closure: ``hot(args, ndrange, workgroupsize)``.
+
+    It checks what :meth:`Launcher.warm` checks, in the fewest operations: the very
+    workgroup size object and an equal ndrange of Python ints, the very scalar
+    objects of this call (so their converted values are those ``run`` was prepared
+    with), and for each array its identity, dtype, shape and flags (``flags.num``
+    holds writeability and contiguity in one int). Then it calls ``run()``, the
+    prepared launch of exactly those arguments. None means it launched nothing
+    (anything else, even an equal scalar of another object, goes the long way,
+    which says what changed). It holds no array: the arrays are weak references,
+    as in ``memo``.
+    """
+    entries = memo[0]
+    arrays = tuple((i, e[0], e[1], e[2], args[i].flags.num)
+                   for i, e in enumerate(entries) if e[0] is not None)
+    scalars = tuple((i, args[i]) for i, e in enumerate(entries) if e[0] is None)
+    count = len(entries)
+
+    def hot(args: tuple, ndrange: Any, wg: Any) -> Launch | None:
+        if wg is not workgroupsize or len(args) != count:
+            return None
+        if ndrange is not given:
+            if type(ndrange) is tuple:
+                if ndrange != given:
+                    return None
+                for n in ndrange:  # (4.0,) == (4,), but an ndrange of 4.0 is refused
+                    if type(n) is not int:
+                        return None
+            elif type(ndrange) is not int or (ndrange,) != given:
+                return None
+        for i, value in scalars:
+            if args[i] is not value:
+                return None
+        for i, ref, dtype, shape, flags in arrays:
+            a = args[i]
+            if ref() is not a or a.dtype is not dtype and a.dtype != dtype \
+                    or a.shape != shape or a.flags.num != flags:
+                return None
+        if timing.active:  # a pk.timed() block is open: the long way times the launch
+            return None
+        run()
+        return done
+
+    return hot
 
 
 def _all_int(nd: tuple) -> bool:

@@ -339,7 +339,9 @@ class Backend:
         :meth:`launch` for a later launch of the same ``compiled`` and sizes whose
         arrays it has checked to be the very arrays of ``args`` (the same objects,
         alive, with the same dtype, shape and flags); scalars and the ndrange
-        arguments may be other objects, and ``run`` must launch with them. So
+        arguments may be other objects, and ``run`` must launch with them; ``run()``
+        without arguments launches ``args`` as given here (the launcher has checked
+        that the scalars too are the very objects). So
         everything ``run`` derives from the arrays (pointers, buffers) can be worked
         out here, once. It must hold no reference that keeps an array alive. The
         default, None, means every launch goes through :meth:`launch`.
@@ -370,7 +372,10 @@ class Backend:
         ``compiled`` is None when the shape decides which variant to compile
         (:attr:`unmask_exact`); use the device's limits then. The default fills
         the last (fastest) axis first, up to :attr:`preferred_group_size`
-        work-items, in powers of two.
+        work-items, in powers of two. A launcher checks the sizes a caller or a
+        kernel gives against :meth:`max_workgroup_size` and
+        :meth:`max_workitem_sizes`, not this answer: a backend may choose a group
+        larger than it lets a caller ask for (the native CPU path does, docs/cpu.md).
         """
         limit = 256 if compiled is None else self.max_workgroup_size(compiled)
         return pow2_groups(ndrange, min(self.preferred_group_size, limit),

@@ -39,6 +39,7 @@ from .base import Availability, Backend, cpu_groups
 from .host import NumPyArrays, stack_arrays
 from .native_args import argument_block, geometry_for, refreshed, stopped
 from .native_build import BUILD_LOCK, Compiled, Toolchain, build, find_toolchain
+from .native_groups import array_bound, lockstep_groups
 from .native_runtime import (  # noqa: F401  (re-exported: tests and opencl.py)
     RT_LOCK,
     RUNTIME,
@@ -130,6 +131,7 @@ class NativeCPU(NumPyArrays, Backend):
                 self._failed[rendered.source] = exc
                 raise
             hit.arrays = stack_arrays(rendered.source)
+            hit.bound = array_bound(rendered.source)
             ctl = load_runtime(self.toolchain)[1]
             if ctl is not None:
                 hit.lib.pk_attach.restype = None
@@ -149,7 +151,7 @@ class NativeCPU(NumPyArrays, Backend):
         return True
 
     def default_workgroupsize(self, ndrange: tuple[int, ...], compiled: Any) -> tuple[int, ...]:
-        """Rows of up to 1024 items along the fastest axis (barrier kernels: as on PoCL).
+        """Rows of up to 1024 items along the fastest axis (barrier kernels: see below).
 
         The items of a group run one after another in a SIMD loop; the groups are
         the unit the OpenMP threads share, so a group is a chunk of work, not a
@@ -160,9 +162,15 @@ class NativeCPU(NumPyArrays, Backend):
         if self.lockstep:
             # Work-items of a group share @localmem and meet at barriers: the OpenCL
             # path's CPU default (a shape that tiles the ndrange, up to 2048 items,
-            # else powers of two up to 256), so a kernel behaves as it did on PoCL.
-            return cpu_groups(ndrange, MAX_WORKGROUP, self.max_workitem_sizes(),
-                              os.cpu_count() or 1, self.preferred_group_size)
+            # else powers of two up to 256), so a kernel behaves as it did on PoCL;
+            # larger (up to 16384 items) for a kernel whose arrays are all smaller
+            # than that group and that keeps no per-item state (.native_groups).
+            cores = os.cpu_count() or 1
+            base = cpu_groups(ndrange, MAX_WORKGROUP, self.max_workitem_sizes(), cores,
+                              self.preferred_group_size)
+            if compiled is None:
+                return base
+            return lockstep_groups(ndrange, base, compiled.bound, cores)
         last = max(1, min(ndrange[-1], _CHUNK))
         return (1,) * (len(ndrange) - 1) + (last,)
 
@@ -207,7 +215,8 @@ class NativeCPU(NumPyArrays, Backend):
         Pointers are taken here, so ``run`` is the foreign call alone (the launcher
         has checked that the arrays are these, alive and unchanged; their memory
         cannot move while its records hold weak references to them); a scalar that
-        is not the object seen here goes through :meth:`launch`.
+        is not the object seen here goes through :meth:`launch`; ``run()`` launches
+        ``args`` as given here.
         """
         n = compiled.nparams
         argv = (ctypes.c_void_p * max(n, 1))()
@@ -225,11 +234,12 @@ class NativeCPU(NumPyArrays, Backend):
         geom = geometry_for(compiled, args[n:], global_size, local_size)
         fn, launch = compiled.fn, self.launch
 
-        def run(args: list, _keep: list = keep) -> None:
-            for i, value in scalars:
-                if args[i] is not value:
-                    launch(compiled, args, global_size, local_size)
-                    return
+        def run(args: list | None = None, _keep: list = keep) -> None:
+            if args is not None:
+                for i, value in scalars:
+                    if args[i] is not value:
+                        launch(compiled, args, global_size, local_size)
+                        return
             if fn(argv, geom):
                 stopped(compiled)
 

@@ -216,7 +216,7 @@ class Compiled:
     """A loaded shared object's ``pk_launch``, with the last launch's argument block."""
 
     __slots__ = ("fn", "lib", "source", "nparams", "scalars", "last", "geoms", "geom", "warm",
-                 "path", "name", "arrays", "__weakref__")
+                 "path", "name", "arrays", "bound", "__weakref__")
 
     def __init__(self, lib: Any, rendered: Any, path: str) -> None:
         from ..types import TYPE_DTYPES
@@ -243,6 +243,10 @@ class Compiled:
         self.name = rendered.name
         #: The fixed-size arrays the kernel puts on a thread's stack (checked per geometry).
         self.arrays: list = []
+        #: The most elements of an array the kernel declares, None if unknown or it
+        #: keeps per-item state (:func:`.native_groups.array_bound`): how large a
+        #: default group a barrier kernel may get.
+        self.bound: int | None = None
 
 
 _FORK_HOOK: list[Any] = []
