@@ -182,7 +182,17 @@ class LockstepLowerer(Lowerer):
         hoisted, inner = self.split_run(run)
         limit = self.item_limit(stmts)
         simd = not self.debug and self.simd_safe(inner)
-        out = [*hoisted, Call("items_begin", (self.ndim, self.masked, simd, limit)),
+        # A run on @localmem and per-item values only (it names no array parameter), where
+        # a declared workgroup size fixes the number of rows: the row loop is unrolled in
+        # full, so what every row reads alike (tb[k][lj] in matmul_tiled) is loaded once,
+        # into registers, for all of them. A run that touches arrays is bound by memory
+        # and keeps one row at a time (unrolled, it measured slower).
+        ws = self.k.workgroupsize
+        rows = ws[-2] if isinstance(ws, tuple) and len(ws) == self.ndim >= 2 else 0
+        arrays = {p.name for p in self.k.params if p.pointer}
+        unroll = rows if simd and not self.masked and 1 < rows <= 16 \
+            and not arrays & set(_words(inner)) else 0
+        out = [*hoisted, Call("items_begin", (self.ndim, self.masked, simd, limit, unroll)),
                *self.bindings(), *inner, Call("items_end", ())]
         self.recomputes[-1] += self.pending
         return out

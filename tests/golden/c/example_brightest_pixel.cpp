@@ -56,12 +56,19 @@ typedef float T;
 
 
 
-// Two reductions: the group's largest value, then the smallest index holding it
-// (items that do not hold it offer n, larger than any index).
+// Two reductions: the group's largest value, then the smallest local index holding
+// it (items that do not hold it offer the group size, past every local index). The
+// index is an int: a group has far fewer than 2^31 items, and an int reduction keeps
+// twice as many lanes per SIMD register as a long one (the CPU's lockstep loop) and
+// moves half the bytes through shuffles. Work-item 0 turns it into an index of x (a
+// group where no value equals the maximum, only NaNs, gives n, past every index).
 
 
-#line 28 "portakern/examples/reduce.pk"
+#line 32 "portakern/examples/reduce.pk"
 
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
 static int* pk_ctl = 0;
 extern "C" PK_EXPORT void pk_attach(int* ctl) { pk_ctl = ctl; }
 extern "C" PK_EXPORT int pk_launch(void* const* pk_argv, const long long* pk_geom)
@@ -79,42 +86,50 @@ extern "C" PK_EXPORT int pk_launch(void* const* pk_argv, const long long* pk_geo
     const long long pk_ext0 = pk_geom[3];
     const long long pk_groups = pk_ng0;
     const long long pk_items = pk_ls0;
-#pragma omp parallel for schedule(static) if (pk_groups > 1)
+#if defined(_OPENMP)
+    const long long pk_chunk_n = 16LL * omp_get_max_threads();
+#else
+    const long long pk_chunk_n = 16;
+#endif
+    const long long pk_chunk = pk_groups / pk_chunk_n > 1 ? pk_groups / pk_chunk_n : 1;
+#pragma omp parallel for schedule(dynamic, pk_chunk) if (pk_groups > 1)
     for (long long pk_grp = 0; pk_grp < pk_groups; ++pk_grp) {
         if (pk_c && __atomic_load_n(pk_c, __ATOMIC_RELAXED) != pk_gen) {  /* Ctrl-C */
             __atomic_store_n(&pk_stopped, 1, __ATOMIC_RELAXED);
             continue;
         }
         const long long pk_g0 = pk_grp;
-#line 29 "portakern/examples/reduce.pk"
+#line 33 "portakern/examples/reduce.pk"
 
-#line 30 "portakern/examples/reduce.pk"
+#line 34 "portakern/examples/reduce.pk"
 
 
     
-#line 29 "portakern/examples/reduce.pk"
+#line 33 "portakern/examples/reduce.pk"
 T top; { T pk_r = PK_GR_ID_max(T);{ const long long pk_e0 = pk_n0 - pk_g0 * pk_ls0 < pk_ls0 ? pk_n0 - pk_g0 * pk_ls0 : pk_ls0; 
 #pragma omp simd reduction(max:pk_r)
-for (long long pk_l0 = 0; pk_l0 < pk_e0; ++pk_l0) { const long long pk_lid = pk_l0;  pk_r = PK_GR_OP_max(pk_r, (
-#line 29 "portakern/examples/reduce.pk"
+for (int pk_l0 = 0; pk_l0 < pk_e0; ++pk_l0) { const long long pk_lid = pk_l0;  pk_r = PK_GR_OP_max(pk_r, (
+#line 33 "portakern/examples/reduce.pk"
 T)( x[((pk_g0 * pk_ls0 + pk_l0))]));} } top = pk_r; }
-    long long first; { long long pk_r = PK_GR_ID_min(long long);{ const long long pk_e0 = pk_n0 - pk_g0 * pk_ls0 < pk_ls0 ? pk_n0 - pk_g0 * pk_ls0 : pk_ls0; 
+    int first; { int pk_r = PK_GR_ID_min(int);{ const long long pk_e0 = pk_n0 - pk_g0 * pk_ls0 < pk_ls0 ? pk_n0 - pk_g0 * pk_ls0 : pk_ls0; 
 #pragma omp simd reduction(min:pk_r)
-for (long long pk_l0 = 0; pk_l0 < pk_e0; ++pk_l0) { const long long pk_lid = pk_l0;  pk_r = PK_GR_OP_min(pk_r, (
-#line 30 "portakern/examples/reduce.pk"
-long long)( x[((pk_g0 * pk_ls0 + pk_l0))] == top
-                                         ? ((pk_g0 * pk_ls0 + pk_l0)) : (long long)(pk_n0)));} } first = pk_r; }
+for (int pk_l0 = 0; pk_l0 < pk_e0; ++pk_l0) { const long long pk_lid = pk_l0;  pk_r = PK_GR_OP_min(pk_r, (
+#line 34 "portakern/examples/reduce.pk"
+int)( x[((pk_g0 * pk_ls0 + pk_l0))] == top
+                                        ? (int)(pk_l0) : (int)(pk_ls0)));} } first = pk_r; }
 #pragma omp simd
 for (long long pk_l0 = 0; pk_l0 < (1 < (pk_n0 - pk_g0 * pk_ls0 < pk_ls0 ? pk_n0 - pk_g0 * pk_ls0 : pk_ls0) ? 1 : (pk_n0 - pk_g0 * pk_ls0 < pk_ls0 ? pk_n0 - pk_g0 * pk_ls0 : pk_ls0)); ++pk_l0) { const long long pk_lid = pk_l0; 
     
-#line 32 "portakern/examples/reduce.pk"
+#line 36 "portakern/examples/reduce.pk"
 if ((pk_l0) == 0) {
         best[(pk_g0)] = top;
-        best_index[(pk_g0)] = first;
+        best_index[(pk_g0)] = first < (int)(pk_ls0)
+            ? ((pk_g0 * pk_ls0 + pk_l0)) + first : (long long)(pk_n0);
     }
 }
 
     }
+
     if (pk_c) __atomic_sub_fetch(pk_c + 1, 1, __ATOMIC_RELAXED);
     return pk_stopped;
 }

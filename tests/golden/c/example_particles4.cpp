@@ -821,7 +821,7 @@ extern "C" PK_EXPORT int pk_launch(void* const* pk_argv, const long long* pk_geo
     const long long pk_ng0 = pk_geom[2];
     const long long pk_ext0 = pk_geom[3];
     const long long pk_groups = pk_ng0;
-#pragma omp parallel for schedule(static) if (pk_groups > 1)
+    if (pk_groups == 1) {
     for (long long pk_grp = 0; pk_grp < pk_groups; ++pk_grp) {
         if (pk_c && __atomic_load_n(pk_c, __ATOMIC_RELAXED) != pk_gen) {  /* Ctrl-C */
             __atomic_store_n(&pk_stopped, 1, __ATOMIC_RELAXED);
@@ -832,6 +832,22 @@ extern "C" PK_EXPORT int pk_launch(void* const* pk_argv, const long long* pk_geo
 #pragma omp simd
         for (long long pk_l0 = 0; pk_l0 < pk_end0; ++pk_l0)
             pk_item_particles4(pk_a0, pk_a1, pk_a2, pk_a3, pk_a4, pk_n0, pk_l0, pk_g0, pk_ls0, pk_ng0);
+    }
+
+    } else {
+#pragma omp parallel for schedule(static)
+    for (long long pk_grp = 0; pk_grp < pk_groups; ++pk_grp) {
+        if (pk_c && __atomic_load_n(pk_c, __ATOMIC_RELAXED) != pk_gen) {  /* Ctrl-C */
+            __atomic_store_n(&pk_stopped, 1, __ATOMIC_RELAXED);
+            continue;
+        }
+        const long long pk_g0 = pk_grp;
+        const long long pk_end0 = pk_ext0 - pk_g0 * pk_ls0 < pk_ls0 ? pk_ext0 - pk_g0 * pk_ls0 : pk_ls0;
+#pragma omp simd
+        for (long long pk_l0 = 0; pk_l0 < pk_end0; ++pk_l0)
+            pk_item_particles4(pk_a0, pk_a1, pk_a2, pk_a3, pk_a4, pk_n0, pk_l0, pk_g0, pk_ls0, pk_ng0);
+    }
+
     }
     if (pk_c) __atomic_sub_fetch(pk_c + 1, 1, __ATOMIC_RELAXED);
     return pk_stopped;

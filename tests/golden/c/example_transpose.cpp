@@ -39,6 +39,9 @@ typedef float T;
 
 #line 11 "portakern/examples/transpose.pk"
 
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
 static int* pk_ctl = 0;
 extern "C" PK_EXPORT void pk_attach(int* ctl) { pk_ctl = ctl; }
 extern "C" PK_EXPORT int pk_launch(void* const* pk_argv, const long long* pk_geom)
@@ -51,15 +54,21 @@ extern "C" PK_EXPORT int pk_launch(void* const* pk_argv, const long long* pk_geo
     const float* __restrict__ in = (const float*)pk_argv[1];
     const long long pk_n0 = pk_geom[0];
     const long long pk_n1 = pk_geom[1];
-    const long long pk_ls0 = pk_geom[2];
+    const long long pk_ls0 = 16;
     const long long pk_ng0 = pk_geom[4];
     const long long pk_ext0 = pk_geom[6];
-    const long long pk_ls1 = pk_geom[3];
+    const long long pk_ls1 = 16;
     const long long pk_ng1 = pk_geom[5];
     const long long pk_ext1 = pk_geom[7];
     const long long pk_groups = pk_ng0 * pk_ng1;
     const long long pk_items = pk_ls0 * pk_ls1;
-#pragma omp parallel for schedule(static) if (pk_groups > 1)
+#if defined(_OPENMP)
+    const long long pk_chunk_n = 16LL * omp_get_max_threads();
+#else
+    const long long pk_chunk_n = 16;
+#endif
+    const long long pk_chunk = pk_groups / pk_chunk_n > 1 ? pk_groups / pk_chunk_n : 1;
+#pragma omp parallel for schedule(dynamic, pk_chunk) if (pk_groups > 1)
     for (long long pk_grp = 0; pk_grp < pk_groups; ++pk_grp) {
         if (pk_c && __atomic_load_n(pk_c, __ATOMIC_RELAXED) != pk_gen) {  /* Ctrl-C */
             __atomic_store_n(&pk_stopped, 1, __ATOMIC_RELAXED);
@@ -108,6 +117,7 @@ const long long oi = gj * 16 + li;
 }
 
     }
+
     if (pk_c) __atomic_sub_fetch(pk_c + 1, 1, __ATOMIC_RELAXED);
     return pk_stopped;
 }

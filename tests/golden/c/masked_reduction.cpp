@@ -31,6 +31,9 @@ template <typename T> static inline T mad(T a, T b, T c) { return a * b + c; }
 
 #line 3 "tests/masked_reduction.pk"
 
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
 static int* pk_ctl = 0;
 extern "C" PK_EXPORT void pk_attach(int* ctl) { pk_ctl = ctl; }
 extern "C" PK_EXPORT int pk_launch(void* const* pk_argv, const long long* pk_geom)
@@ -47,7 +50,13 @@ extern "C" PK_EXPORT int pk_launch(void* const* pk_argv, const long long* pk_geo
     const long long pk_ext0 = pk_geom[3];
     const long long pk_groups = pk_ng0;
     const long long pk_items = pk_ls0;
-#pragma omp parallel for schedule(static) if (pk_groups > 1)
+#if defined(_OPENMP)
+    const long long pk_chunk_n = 16LL * omp_get_max_threads();
+#else
+    const long long pk_chunk_n = 16;
+#endif
+    const long long pk_chunk = pk_groups / pk_chunk_n > 1 ? pk_groups / pk_chunk_n : 1;
+#pragma omp parallel for schedule(dynamic, pk_chunk) if (pk_groups > 1)
     for (long long pk_grp = 0; pk_grp < pk_groups; ++pk_grp) {
         if (pk_c && __atomic_load_n(pk_c, __ATOMIC_RELAXED) != pk_gen) {  /* Ctrl-C */
             __atomic_store_n(&pk_stopped, 1, __ATOMIC_RELAXED);
@@ -94,6 +103,7 @@ if (li == 0) partial[(pk_g0)] = buf[0];
 }
 
     }
+
     if (pk_c) __atomic_sub_fetch(pk_c + 1, 1, __ATOMIC_RELAXED);
     return pk_stopped;
 }

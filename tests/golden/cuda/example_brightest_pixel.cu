@@ -39,17 +39,21 @@ typedef float T;
 
 
 
-// Two reductions: the group's largest value, then the smallest index holding it
-// (items that do not hold it offer n, larger than any index).
+// Two reductions: the group's largest value, then the smallest local index holding
+// it (items that do not hold it offer the group size, past every local index). The
+// index is an int: a group has far fewer than 2^31 items, and an int reduction keeps
+// twice as many lanes per SIMD register as a long one (the CPU's lockstep loop) and
+// moves half the bytes through shuffles. Work-item 0 turns it into an index of x (a
+// group where no value equals the maximum, only NaNs, gives n, past every index).
 
 
-#line 28 "portakern/examples/reduce.pk"
+#line 32 "portakern/examples/reduce.pk"
 extern "C" __global__ void argmax_groups(float* best, long long* best_index, const float* __restrict__ x, const long long pk_n0)
 {
-#line 29 "portakern/examples/reduce.pk"
+#line 33 "portakern/examples/reduce.pk"
 __shared__ T pk_gr0[33];
-#line 30 "portakern/examples/reduce.pk"
-__shared__ long long pk_gr1[33];
+#line 34 "portakern/examples/reduce.pk"
+__shared__ int pk_gr1[33];
 const bool pk_active = ((long long)blockIdx.x * blockDim.x + threadIdx.x) < pk_n0;
 
     T top; {
@@ -76,26 +80,26 @@ const bool pk_active = ((long long)blockIdx.x * blockDim.x + threadIdx.x) < pk_n
     __syncthreads();
     top = pk_gr0[32];
 }
-#line 29 "portakern/examples/reduce.pk"
+#line 33 "portakern/examples/reduce.pk"
 ;
-    long long first; {
+    int first; {
     const unsigned pk_n = blockDim.x * blockDim.y * blockDim.z;
     const unsigned pk_t = (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
     const unsigned pk_lane = pk_t & 31u, pk_warp = pk_t >> 5;
     const unsigned pk_w = pk_n - (pk_warp << 5) < 32u ? pk_n - (pk_warp << 5) : 32u;
     const unsigned pk_mask = pk_w == 32u ? 0xffffffffu : (1u << pk_w) - 1u;
-    long long pk_v = pk_active ? (long long)( x[(((long long)blockIdx.x * blockDim.x + threadIdx.x))] == top
-                                         ? (((long long)blockIdx.x * blockDim.x + threadIdx.x)) : (long long)(pk_n0)) : PK_GR_ID_min(long long);
+    int pk_v = pk_active ? (int)( x[(((long long)blockIdx.x * blockDim.x + threadIdx.x))] == top
+                                        ? (int)(((long long)threadIdx.x)) : (int)(((long long)blockDim.x))) : PK_GR_ID_min(int);
     for (unsigned pk_o = 16; pk_o > 0; pk_o >>= 1) {
-        const long long pk_u = pk_shfl_down(pk_mask, pk_v, pk_o);
+        const int pk_u = pk_shfl_down(pk_mask, pk_v, pk_o);
         if (pk_lane + pk_o < pk_w) pk_v = PK_GR_OP_min(pk_v, pk_u);
     }
     if (pk_lane == 0) pk_gr1[pk_warp] = pk_v;
     __syncthreads();
     if (pk_warp == 0) {
-        pk_v = pk_lane < (pk_n + 31u) >> 5 ? pk_gr1[pk_lane] : PK_GR_ID_min(long long);
+        pk_v = pk_lane < (pk_n + 31u) >> 5 ? pk_gr1[pk_lane] : PK_GR_ID_min(int);
         for (unsigned pk_o = 16; pk_o > 0; pk_o >>= 1) {
-            const long long pk_u = pk_shfl_down(pk_mask, pk_v, pk_o);
+            const int pk_u = pk_shfl_down(pk_mask, pk_v, pk_o);
             if (pk_lane + pk_o < pk_w) pk_v = PK_GR_OP_min(pk_v, pk_u);
         }
         if (pk_lane == 0) pk_gr1[32] = pk_v;
@@ -103,11 +107,12 @@ const bool pk_active = ((long long)blockIdx.x * blockDim.x + threadIdx.x) < pk_n
     __syncthreads();
     first = pk_gr1[32];
 }
-#line 31 "portakern/examples/reduce.pk"
+#line 35 "portakern/examples/reduce.pk"
 ;if (pk_active) {
     if ((((long long)threadIdx.x)) == 0) {
         best[(((long long)blockIdx.x))] = top;
-        best_index[(((long long)blockIdx.x))] = first;
+        best_index[(((long long)blockIdx.x))] = first < (int)(((long long)blockDim.x))
+            ? (((long long)blockIdx.x * blockDim.x + threadIdx.x)) + first : (long long)(pk_n0);
     }
 }
 }

@@ -3,10 +3,12 @@ template <typename T, typename L, typename H> __device__ inline T clamp(T x, L l
 typedef float T;
 // Tiled matrix multiply: c[M, N] = a[M, K] @ b[K, N] through workgroup memory.
 //
-// Launch with ndrange (M, N) and workgroupsize (TILE, TILE). Each workgroup
-// computes one TILE x TILE block of c: it walks K one tile at a time, every
-// work-item loads one element of a and one of b into the shared tiles, and after
-// a barrier all of them read the whole tile row/column from fast local memory.
+// Launch with ndrange (M, N); the kernel declares workgroupsize (TILE, TILE), the
+// shape of its tiles. Each workgroup computes one TILE x TILE block of c: it walks
+// K one tile at a time, every work-item loads one element of a and one of b into
+// the shared tiles, and after a barrier all of them read the whole tile row/column
+// from fast local memory. (Declared, the size is a compile-time constant everywhere:
+// on the CPU, each row of work-items becomes whole SIMD vectors.)
 //
 // Why unsafe_indices: with the implicit bounds mask, the work-items of a
 // partial last group (row >= M or col >= N) would skip the tile loads, leaving
@@ -15,16 +17,16 @@ typedef float T;
 // outside a or b) and reaches both barriers; only the final store is guarded.
 
 
-#line 13 "portakern/examples/matmul_tiled.pk"
-extern "C" __global__ void matmul_tiled(float* c, const float* __restrict__ a, const float* __restrict__ b, const long long K, const long long pk_n0, const long long pk_n1)
+#line 15 "portakern/examples/matmul_tiled.pk"
+extern "C" __global__ void __launch_bounds__(256) matmul_tiled(float* c, const float* __restrict__ a, const float* __restrict__ b, const long long K, const long long pk_n0, const long long pk_n1)
 {
-#line 18 "portakern/examples/matmul_tiled.pk"
+#line 20 "portakern/examples/matmul_tiled.pk"
 __shared__ T ta[16][16];
-#line 19 "portakern/examples/matmul_tiled.pk"
+#line 21 "portakern/examples/matmul_tiled.pk"
 __shared__ T tb[16][16];
 
     
-#line 14 "portakern/examples/matmul_tiled.pk"
+#line 16 "portakern/examples/matmul_tiled.pk"
 long long row = ((long long)blockIdx.y * blockDim.y + threadIdx.y), col = ((long long)blockIdx.x * blockDim.x + threadIdx.x);
     long long li = ((long long)threadIdx.y), lj = ((long long)threadIdx.x);
     const long long M = pk_n0;
@@ -41,63 +43,63 @@ long long row = ((long long)blockIdx.y * blockDim.y + threadIdx.y), col = ((long
         acc += ta[li][0] * tb[0][lj];
 
         
-#line 27 "portakern/examples/matmul_tiled.pk"
+#line 29 "portakern/examples/matmul_tiled.pk"
 acc += ta[li][1] * tb[1][lj];
 
         
-#line 27 "portakern/examples/matmul_tiled.pk"
+#line 29 "portakern/examples/matmul_tiled.pk"
 acc += ta[li][2] * tb[2][lj];
 
         
-#line 27 "portakern/examples/matmul_tiled.pk"
+#line 29 "portakern/examples/matmul_tiled.pk"
 acc += ta[li][3] * tb[3][lj];
 
         
-#line 27 "portakern/examples/matmul_tiled.pk"
+#line 29 "portakern/examples/matmul_tiled.pk"
 acc += ta[li][4] * tb[4][lj];
 
         
-#line 27 "portakern/examples/matmul_tiled.pk"
+#line 29 "portakern/examples/matmul_tiled.pk"
 acc += ta[li][5] * tb[5][lj];
 
         
-#line 27 "portakern/examples/matmul_tiled.pk"
+#line 29 "portakern/examples/matmul_tiled.pk"
 acc += ta[li][6] * tb[6][lj];
 
         
-#line 27 "portakern/examples/matmul_tiled.pk"
+#line 29 "portakern/examples/matmul_tiled.pk"
 acc += ta[li][7] * tb[7][lj];
 
         
-#line 27 "portakern/examples/matmul_tiled.pk"
+#line 29 "portakern/examples/matmul_tiled.pk"
 acc += ta[li][8] * tb[8][lj];
 
         
-#line 27 "portakern/examples/matmul_tiled.pk"
+#line 29 "portakern/examples/matmul_tiled.pk"
 acc += ta[li][9] * tb[9][lj];
 
         
-#line 27 "portakern/examples/matmul_tiled.pk"
+#line 29 "portakern/examples/matmul_tiled.pk"
 acc += ta[li][10] * tb[10][lj];
 
         
-#line 27 "portakern/examples/matmul_tiled.pk"
+#line 29 "portakern/examples/matmul_tiled.pk"
 acc += ta[li][11] * tb[11][lj];
 
         
-#line 27 "portakern/examples/matmul_tiled.pk"
+#line 29 "portakern/examples/matmul_tiled.pk"
 acc += ta[li][12] * tb[12][lj];
 
         
-#line 27 "portakern/examples/matmul_tiled.pk"
+#line 29 "portakern/examples/matmul_tiled.pk"
 acc += ta[li][13] * tb[13][lj];
 
         
-#line 27 "portakern/examples/matmul_tiled.pk"
+#line 29 "portakern/examples/matmul_tiled.pk"
 acc += ta[li][14] * tb[14][lj];
 
         
-#line 27 "portakern/examples/matmul_tiled.pk"
+#line 29 "portakern/examples/matmul_tiled.pk"
 acc += ta[li][15] * tb[15][lj];
 
         __syncthreads();

@@ -32,11 +32,15 @@ typedef float T;
 
 
 
-// Two reductions: the group's largest value, then the smallest index holding it
-// (items that do not hold it offer n, larger than any index).
+// Two reductions: the group's largest value, then the smallest local index holding
+// it (items that do not hold it offer the group size, past every local index). The
+// index is an int: a group has far fewer than 2^31 items, and an int reduction keeps
+// twice as many lanes per SIMD register as a long one (the CPU's lockstep loop) and
+// moves half the bytes through shuffles. Work-item 0 turns it into an index of x (a
+// group where no value equals the maximum, only NaNs, gives n, past every index).
 
 
-#line 28 "portakern/examples/reduce.pk"
+#line 32 "portakern/examples/reduce.pk"
 [[kernel]] void argmax_groups(    device float* best [[buffer(0)]],
     device long* best_index [[buffer(1)]],
     const device float* x [[buffer(2)]],
@@ -48,10 +52,10 @@ typedef float T;
     uint3 threadgroups_per_grid [[threadgroups_per_grid]]
 )
 {
-#line 29 "portakern/examples/reduce.pk"
+#line 33 "portakern/examples/reduce.pk"
 threadgroup T pk_gr0[33];
-#line 30 "portakern/examples/reduce.pk"
-threadgroup long pk_gr1[33];
+#line 34 "portakern/examples/reduce.pk"
+threadgroup int pk_gr1[33];
 const bool pk_active = ((long)thread_position_in_grid.x) < pk_n0;
 
     T top; {
@@ -69,29 +73,30 @@ const bool pk_active = ((long)thread_position_in_grid.x) < pk_n0;
     threadgroup_barrier(mem_flags::mem_threadgroup);
     top = pk_gr0[32];
 }
-#line 29 "portakern/examples/reduce.pk"
+#line 33 "portakern/examples/reduce.pk"
 ;
-    long first; {
+    int first; {
     const uint pk_n = threads_per_threadgroup.x * threads_per_threadgroup.y * threads_per_threadgroup.z;
     const uint pk_t = (thread_position_in_threadgroup.z * threads_per_threadgroup.y + thread_position_in_threadgroup.y) * threads_per_threadgroup.x + thread_position_in_threadgroup.x;
     const uint pk_lane = pk_t & 31u, pk_sg = pk_t >> 5;
-    long pk_v = pk_active ? (long)( x[(((long)thread_position_in_grid.x))] == top
-                                         ? (((long)thread_position_in_grid.x)) : (long)(pk_n0)) : PK_GR_ID_min(long);
+    int pk_v = pk_active ? (int)( x[(((long)thread_position_in_grid.x))] == top
+                                        ? (int)(((long)thread_position_in_threadgroup.x)) : (int)(((long)threads_per_threadgroup.x))) : PK_GR_ID_min(int);
     pk_v = simd_min(pk_v);
     if (pk_lane == 0) pk_gr1[pk_sg] = pk_v;
     threadgroup_barrier(mem_flags::mem_threadgroup);
     if (pk_sg == 0) {
-        pk_v = simd_min(pk_lane < (pk_n + 31u) >> 5 ? pk_gr1[pk_lane] : PK_GR_ID_min(long));
+        pk_v = simd_min(pk_lane < (pk_n + 31u) >> 5 ? pk_gr1[pk_lane] : PK_GR_ID_min(int));
         if (pk_lane == 0) pk_gr1[32] = pk_v;
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
     first = pk_gr1[32];
 }
-#line 31 "portakern/examples/reduce.pk"
+#line 35 "portakern/examples/reduce.pk"
 ;if (pk_active) {
     if ((((long)thread_position_in_threadgroup.x)) == 0) {
         best[(((long)threadgroup_position_in_grid.x))] = top;
-        best_index[(((long)threadgroup_position_in_grid.x))] = first;
+        best_index[(((long)threadgroup_position_in_grid.x))] = first < (int)(((long)threads_per_threadgroup.x))
+            ? (((long)thread_position_in_grid.x)) + first : (long)(pk_n0);
     }
 }
 }

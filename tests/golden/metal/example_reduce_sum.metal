@@ -32,8 +32,12 @@ typedef float T;
 
 
 
-// Two reductions: the group's largest value, then the smallest index holding it
-// (items that do not hold it offer n, larger than any index).
+// Two reductions: the group's largest value, then the smallest local index holding
+// it (items that do not hold it offer the group size, past every local index). The
+// index is an int: a group has far fewer than 2^31 items, and an int reduction keeps
+// twice as many lanes per SIMD register as a long one (the CPU's lockstep loop) and
+// moves half the bytes through shuffles. Work-item 0 turns it into an index of x (a
+// group where no value equals the maximum, only NaNs, gives n, past every index).
 
 
 #line 18 "portakern/examples/reduce.pk"

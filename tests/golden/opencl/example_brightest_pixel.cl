@@ -31,17 +31,21 @@ typedef float T;
 
 
 
-// Two reductions: the group's largest value, then the smallest index holding it
-// (items that do not hold it offer n, larger than any index).
+// Two reductions: the group's largest value, then the smallest local index holding
+// it (items that do not hold it offer the group size, past every local index). The
+// index is an int: a group has far fewer than 2^31 items, and an int reduction keeps
+// twice as many lanes per SIMD register as a long one (the CPU's lockstep loop) and
+// moves half the bytes through shuffles. Work-item 0 turns it into an index of x (a
+// group where no value equals the maximum, only NaNs, gives n, past every index).
 
 
-#line 28 "portakern/examples/reduce.pk"
+#line 32 "portakern/examples/reduce.pk"
 __kernel void argmax_groups(__global float* best, __global long* best_index, __global const float* restrict x, const long pk_n0)
 {
-#line 29 "portakern/examples/reduce.pk"
+#line 33 "portakern/examples/reduce.pk"
 __local T pk_gr0[256];
-#line 30 "portakern/examples/reduce.pk"
-__local long pk_gr1[256];
+#line 34 "portakern/examples/reduce.pk"
+__local int pk_gr1[256];
 const bool pk_active = ((long)get_global_id(0)) < pk_n0;
 
     T top; {
@@ -67,11 +71,11 @@ const bool pk_active = ((long)get_global_id(0)) < pk_n0;
     barrier(CLK_LOCAL_MEM_FENCE);
 #endif
 }
-#line 29 "portakern/examples/reduce.pk"
+#line 33 "portakern/examples/reduce.pk"
 ;
-    long first; {
-    const long pk_v = pk_active ? (long)( x[(((long)get_global_id(0)))] == top
-                                         ? (((long)get_global_id(0))) : (long)(pk_n0)) : PK_GR_ID_min(long);
+    int first; {
+    const int pk_v = pk_active ? (int)( x[(((long)get_global_id(0)))] == top
+                                        ? (int)(((long)get_local_id(0))) : (int)(((long)get_local_size(0)))) : PK_GR_ID_min(int);
 #if defined(__opencl_c_work_group_collective_functions) || (defined(__OPENCL_C_VERSION__) && __OPENCL_C_VERSION__ == 200)
     first = work_group_reduce_min(pk_v);
 #else
@@ -93,11 +97,12 @@ const bool pk_active = ((long)get_global_id(0)) < pk_n0;
     barrier(CLK_LOCAL_MEM_FENCE);
 #endif
 }
-#line 31 "portakern/examples/reduce.pk"
+#line 35 "portakern/examples/reduce.pk"
 ;if (pk_active) {
     if ((((long)get_local_id(0))) == 0) {
         best[(((long)get_group_id(0)))] = top;
-        best_index[(((long)get_group_id(0)))] = first;
+        best_index[(((long)get_group_id(0)))] = first < (int)(((long)get_local_size(0)))
+            ? (((long)get_global_id(0))) + first : (long)(pk_n0);
     }
 }
 }

@@ -2,10 +2,12 @@
 typedef float T;
 // Tiled matrix multiply: c[M, N] = a[M, K] @ b[K, N] through workgroup memory.
 //
-// Launch with ndrange (M, N) and workgroupsize (TILE, TILE). Each workgroup
-// computes one TILE x TILE block of c: it walks K one tile at a time, every
-// work-item loads one element of a and one of b into the shared tiles, and after
-// a barrier all of them read the whole tile row/column from fast local memory.
+// Launch with ndrange (M, N); the kernel declares workgroupsize (TILE, TILE), the
+// shape of its tiles. Each workgroup computes one TILE x TILE block of c: it walks
+// K one tile at a time, every work-item loads one element of a and one of b into
+// the shared tiles, and after a barrier all of them read the whole tile row/column
+// from fast local memory. (Declared, the size is a compile-time constant everywhere:
+// on the CPU, each row of work-items becomes whole SIMD vectors.)
 //
 // Why unsafe_indices: with the implicit bounds mask, the work-items of a
 // partial last group (row >= M or col >= N) would skip the tile loads, leaving
@@ -14,16 +16,16 @@ typedef float T;
 // outside a or b) and reaches both barriers; only the final store is guarded.
 
 
-#line 13 "portakern/examples/matmul_tiled.pk"
-__kernel void matmul_tiled(__global float* c, __global const float* restrict a, __global const float* restrict b, const long K, const long pk_n0, const long pk_n1)
+#line 15 "portakern/examples/matmul_tiled.pk"
+__kernel __attribute__((reqd_work_group_size(16, 16, 1))) void matmul_tiled(__global float* c, __global const float* restrict a, __global const float* restrict b, const long K, const long pk_n0, const long pk_n1)
 {
-#line 18 "portakern/examples/matmul_tiled.pk"
+#line 20 "portakern/examples/matmul_tiled.pk"
 __local T ta[16][16];
-#line 19 "portakern/examples/matmul_tiled.pk"
+#line 21 "portakern/examples/matmul_tiled.pk"
 __local T tb[16][16];
 
     
-#line 14 "portakern/examples/matmul_tiled.pk"
+#line 16 "portakern/examples/matmul_tiled.pk"
 long row = ((long)get_global_id(1)), col = ((long)get_global_id(0));
     long li = ((long)get_local_id(1)), lj = ((long)get_local_id(0));
     const long M = pk_n0;
@@ -40,63 +42,63 @@ long row = ((long)get_global_id(1)), col = ((long)get_global_id(0));
         acc += ta[li][0] * tb[0][lj];
 
         
-#line 27 "portakern/examples/matmul_tiled.pk"
+#line 29 "portakern/examples/matmul_tiled.pk"
 acc += ta[li][1] * tb[1][lj];
 
         
-#line 27 "portakern/examples/matmul_tiled.pk"
+#line 29 "portakern/examples/matmul_tiled.pk"
 acc += ta[li][2] * tb[2][lj];
 
         
-#line 27 "portakern/examples/matmul_tiled.pk"
+#line 29 "portakern/examples/matmul_tiled.pk"
 acc += ta[li][3] * tb[3][lj];
 
         
-#line 27 "portakern/examples/matmul_tiled.pk"
+#line 29 "portakern/examples/matmul_tiled.pk"
 acc += ta[li][4] * tb[4][lj];
 
         
-#line 27 "portakern/examples/matmul_tiled.pk"
+#line 29 "portakern/examples/matmul_tiled.pk"
 acc += ta[li][5] * tb[5][lj];
 
         
-#line 27 "portakern/examples/matmul_tiled.pk"
+#line 29 "portakern/examples/matmul_tiled.pk"
 acc += ta[li][6] * tb[6][lj];
 
         
-#line 27 "portakern/examples/matmul_tiled.pk"
+#line 29 "portakern/examples/matmul_tiled.pk"
 acc += ta[li][7] * tb[7][lj];
 
         
-#line 27 "portakern/examples/matmul_tiled.pk"
+#line 29 "portakern/examples/matmul_tiled.pk"
 acc += ta[li][8] * tb[8][lj];
 
         
-#line 27 "portakern/examples/matmul_tiled.pk"
+#line 29 "portakern/examples/matmul_tiled.pk"
 acc += ta[li][9] * tb[9][lj];
 
         
-#line 27 "portakern/examples/matmul_tiled.pk"
+#line 29 "portakern/examples/matmul_tiled.pk"
 acc += ta[li][10] * tb[10][lj];
 
         
-#line 27 "portakern/examples/matmul_tiled.pk"
+#line 29 "portakern/examples/matmul_tiled.pk"
 acc += ta[li][11] * tb[11][lj];
 
         
-#line 27 "portakern/examples/matmul_tiled.pk"
+#line 29 "portakern/examples/matmul_tiled.pk"
 acc += ta[li][12] * tb[12][lj];
 
         
-#line 27 "portakern/examples/matmul_tiled.pk"
+#line 29 "portakern/examples/matmul_tiled.pk"
 acc += ta[li][13] * tb[13][lj];
 
         
-#line 27 "portakern/examples/matmul_tiled.pk"
+#line 29 "portakern/examples/matmul_tiled.pk"
 acc += ta[li][14] * tb[14][lj];
 
         
-#line 27 "portakern/examples/matmul_tiled.pk"
+#line 29 "portakern/examples/matmul_tiled.pk"
 acc += ta[li][15] * tb[15][lj];
 
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
