@@ -165,6 +165,10 @@ def _numpy_sum(args: tuple) -> dict:
     return {"result": args[1].sum(dtype=args[1].dtype)}
 
 
+def _numpy_max(args: tuple) -> dict:
+    return {"result": args[1].max()}
+
+
 #: One Jacobi sweep of a 2D grid: each interior point becomes the mean of its four
 #: neighbours, the boundary is copied.
 _JACOBI = """@kernel void jacobi(T* out, const T* u) {
@@ -235,6 +239,9 @@ WORKLOADS: tuple[Workload, ...] = (
     # example's partial sums, reduced again until one value is left.
     Workload("sum", "reduce_sum", 10**7, 10**4, _numpy_sum, bytes=_nbytes(1), pipeline=True,
              limit=1.0, peers=("numba_sum", "numexpr_sum")),
+    # DESIGN section 4 names max beside sum: the example's reduce_max, the same pipeline.
+    Workload("max", "reduce_max", 10**7, 10**4, _numpy_max, bytes=_nbytes(1), pipeline=True,
+             limit=1.0),
     # The same sum with warp shuffles (@shuffle_down, @subgroupreduce).
     Workload("warp_sum", "warp_reduce", 10**7, 10**4, _numpy_sum, bytes=_nbytes(1),
              pipeline=True),
