@@ -24,6 +24,8 @@ around a barrier is a ``KernelSyntaxError`` there).
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from . import subgroups
@@ -39,7 +41,7 @@ from .language import (
     significant,
 )
 from .lowerer import ATOMIC_OPS, Lowerer, NotLockstep
-from .parts import Call, Gen
+from .parts import Call, Gen, code
 from .subscripts import DEBUG_RECORD, check_subscripts, localmem_names
 
 __all__ = ["Gen", "Call", "LoweredKernel", "lower_kernel", "lower_helpers", "KERNEL_CONSTRUCTS",
@@ -84,9 +86,46 @@ class LoweredKernel:
         return math.prod(self.workgroupsize) if self.workgroupsize is not None else 0
 
     @property
+    def group_bound(self) -> int | None:
+        """The most elements of a ``@localmem`` array (0 without one), or None.
+
+        None where a size is not a product of integer literals, or where a work-item
+        keeps state in a group-sized array (text with ``pk_items``, which only the
+        lockstep lowering writes): then the group a kernel runs in is not the native
+        path's to grow (:mod:`portakern.backends.native_groups` reads this fact from
+        the ``c`` rendering).
+        """
+        if any(isinstance(it, Gen) and "pk_items" in it.text for it in _walk(self.body)):
+            return None
+        most = 0
+        for decl in self.localmem:
+            if not decl or not isinstance(decl[0], Call) or decl[0].macro != "localmem":
+                continue  # a collective's hidden buffer (GPU dialects only)
+            n = 1
+            for it in code(decl[0].args[2]):
+                if isinstance(it, Token) and it.kind == "num":
+                    literal = re.fullmatch(r"(\d+)[uUlL]*", it.text)
+                    if literal is None:
+                        return None
+                    n *= int(literal.group(1))
+                elif not (isinstance(it, Gen) and it.text in ("[", "]")):
+                    return None  # a macro or an expression
+            most = max(most, n)
+        return most
+
+    @property
     def rendered_body(self) -> list:
         """The parts the target template renders."""
         return self.checked if self.debug else self.body
+
+
+def _walk(parts: list) -> Iterator[object]:
+    for it in parts:
+        yield it
+        if isinstance(it, Call):
+            for a in it.args:
+                if isinstance(a, list):
+                    yield from _walk(a)
 
 
 def infer_ndim(kernel: KernelDef) -> int:

@@ -11,10 +11,12 @@ where a C++ loop with per-thread bins adds its bins once per thread
 Larger groups are given only to a kernel that cannot tell, except by ``@groupsize``:
 one with no per-item state (no ``pk_priv_*[pk_items]`` array: nothing a work-item
 keeps across a barrier lives in a group-sized array on the stack, so the stack and
-the cache a group needs do not grow with it) and whose arrays (``@localmem`` and
-``@private``) each hold fewer elements than the OpenCL path's group has items, so
-none can have a slot per work-item of a group. :func:`array_bound` finds that fact
-in the rendered source, once per compiled kernel.
+the cache a group needs do not grow with it) and whose ``@localmem`` arrays each hold
+fewer elements than the OpenCL path's group has items, so
+none can have a slot per work-item of a group. The lowering publishes that fact
+(:attr:`portakern.lower.LoweredKernel.group_bound`), the ``c`` module writes it on a
+line of the rendered source (which the disk cache keeps), and :func:`array_bound` reads
+it back once per compiled kernel.
 """
 
 from __future__ import annotations
@@ -29,38 +31,19 @@ __all__ = ["GROUP_ITEMS", "array_bound", "lockstep_groups"]
 #: well inside a core's L2 cache, which a group re-reads after each barrier.
 GROUP_ITEMS = 16384
 
-_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
-# ``T name[d]...;`` on a line of its own: every array declaration the templates emit
-# (a statement such as ``x[i] = v;`` has no type before the name; ``return t[i];``
-# reads as one, with a non-literal size, which only makes the answer None).
-_ARRAY = re.compile(
-    r"^[ \t]*(?:(?:const|static|volatile)\s+)*[A-Za-z_][\w:<>]*(?:[ \t]+[A-Za-z_][\w:<>]*)*"
-    r"(?:[ \t]+|[ \t]*\*+[ \t]*)[A-Za-z_]\w*[ \t]*((?:\[[^\[\]\n]*\][ \t]*)+);",
-    re.MULTILINE)
-_DIM = re.compile(r"\[([^\[\]]*)\]")
-_LITERAL = re.compile(r"\s*(\d+)[uUlL]*\s*")
+_BOUND = re.compile(r"^// portakern group bound: (\d+|none)$", re.MULTILINE)
 
 
 def array_bound(source: str) -> int | None:
-    """The most elements of any array a rendered (``c``) kernel declares, or None.
+    """The lowering's answer for a rendered (``c``) barrier kernel, or None.
 
-    None when some array's size is not a product of integer literals, or the kernel
-    keeps per-item state (``pk_items`` used beyond its declaration): then no larger
-    group is safe to choose for it. 0 when it declares no array.
+    The ``c`` module writes :attr:`portakern.lower.LoweredKernel.group_bound` on a line
+    of its own: the most elements of a ``@localmem`` array (0 without one), or
+    ``none`` where a size is not a product of integer literals or the kernel keeps
+    per-item state. None too for a rendering without that line.
     """
-    text = _COMMENTS.sub(" ", source)
-    if len(re.findall(r"\bpk_items\b", text)) > 1:
-        return None
-    most = 0
-    for m in _ARRAY.finditer(text):
-        n = 1
-        for dim in _DIM.findall(m.group(1)):
-            literal = _LITERAL.fullmatch(dim)
-            if literal is None:
-                return None
-            n *= int(literal.group(1))
-        most = max(most, n)
-    return most
+    m = _BOUND.search(source)
+    return None if m is None or m.group(1) == "none" else int(m.group(1))
 
 
 def lockstep_groups(ndrange: tuple[int, ...], base: tuple[int, ...], bound: int | None,
