@@ -45,6 +45,7 @@ from .parts import (
     match_items,
     split_after,
     split_gen,
+    walk_parts,
 )
 from .tree import If, Node, parse_body
 
@@ -282,7 +283,7 @@ class LockstepLowerer(Lowerer):
             if w in _NOT_SIMD_WORDS or w.startswith(("pk_atomic_", "pk_local_atomic_")):
                 return False
         return not any(isinstance(it, Call) and it.macro in ("print", "checked")
-                       for it in _walk(inner))
+                       for it in walk_parts(inner))
 
     def collective(self, stmt: list) -> list:
         """``T name = @groupreduce(op, value);`` as one SIMD reduction loop over the items.
@@ -439,12 +440,3 @@ class LockstepLowerer(Lowerer):
             self.scopes[-1].append(name)
             out += decl[:at] + [Gen(f"pk_priv_{name}[pk_items]")] + decl[at + 1:]
         return out
-
-
-def _walk(parts: list) -> Iterator[object]:
-    for it in parts:
-        yield it
-        if isinstance(it, Call):
-            for a in it.args:
-                if isinstance(a, list):
-                    yield from _walk(a)

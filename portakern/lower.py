@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from . import subgroups
@@ -41,7 +40,7 @@ from .language import (
     significant,
 )
 from .lowerer import ATOMIC_OPS, Lowerer, NotLockstep
-from .parts import Call, Gen, code
+from .parts import Call, Gen, code, walk_parts
 from .subscripts import DEBUG_RECORD, check_subscripts, localmem_names
 
 __all__ = ["Gen", "Call", "LoweredKernel", "lower_kernel", "lower_helpers", "KERNEL_CONSTRUCTS",
@@ -95,7 +94,8 @@ class LoweredKernel:
         path's to grow (:mod:`portakern.backends.native_groups` reads this fact from
         the ``c`` rendering).
         """
-        if any(isinstance(it, Gen) and "pk_items" in it.text for it in _walk(self.body)):
+        body = walk_parts(self.body)
+        if any(isinstance(it, Gen) and "pk_items" in it.text for it in body):
             return None
         most = 0
         for decl in self.localmem:
@@ -117,15 +117,6 @@ class LoweredKernel:
     def rendered_body(self) -> list:
         """The parts the target template renders."""
         return self.checked if self.debug else self.body
-
-
-def _walk(parts: list) -> Iterator[object]:
-    for it in parts:
-        yield it
-        if isinstance(it, Call):
-            for a in it.args:
-                if isinstance(a, list):
-                    yield from _walk(a)
 
 
 def infer_ndim(kernel: KernelDef) -> int:

@@ -11,13 +11,14 @@ statement is; the helpers below work inside one statement.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from .tokens import Token
 
 __all__ = ["Gen", "Call", "UniformMark", "BARRIER", "GROUPREDUCE", "SUBGROUP", "BLANK",
-           "is_barrier", "code", "is_tok", "declarator_name", "split_after", "split_gen",
-           "split_top", "match_items", "declarators", "declared_name", "is_unary",
+           "is_barrier", "walk_parts", "code", "is_tok", "declarator_name", "split_after",
+           "split_gen", "split_top", "match_items", "declarators", "declared_name", "is_unary",
            "match_back", "assigned_target", "operand_target"]
 
 #: Token kinds that are not code for the statement structure: blanks, comments and
@@ -69,6 +70,16 @@ class UniformMark:
 def is_barrier(it: object) -> bool:
     """Whether a part is a lowered ``@synchronize()`` or group collective (``@groupreduce``)."""
     return isinstance(it, Call) and it.macro in (BARRIER, GROUPREDUCE, SUBGROUP)
+
+
+def walk_parts(parts: list) -> Iterator[object]:
+    """Every part, and the parts inside primitive calls' arguments, in order."""
+    for it in parts:
+        yield it
+        if isinstance(it, Call):
+            for a in it.args:
+                if isinstance(a, list):
+                    yield from walk_parts(a)
 
 
 def code(items: list) -> list:
