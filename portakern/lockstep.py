@@ -188,8 +188,7 @@ class LockstepLowerer(Lowerer):
         # full, so what every row reads alike (tb[k][lj] in matmul_tiled) is loaded once,
         # into registers, for all of them. A run that touches arrays is bound by memory
         # and keeps one row at a time (unrolled, it measured slower).
-        ws = self.k.workgroupsize
-        rows = ws[-2] if isinstance(ws, tuple) and len(ws) == self.ndim >= 2 else 0
+        rows = self.declared[-2] if self.declared is not None and self.ndim >= 2 else 0
         arrays = {p.name for p in self.k.params if p.pointer}
         unroll = rows if simd and not self.masked and 1 < rows <= 16 \
             and not arrays & set(_words(inner)) else 0

@@ -386,7 +386,7 @@ class _Parser:
             self._until(";", self._position(self.i - 1))
             return Collective([], call=t) if is_barrier(t) else Simple([])
         if isinstance(t, UniformMark):
-            return self._uniform(t.at)
+            return self._uniform()
         if not isinstance(t, Token):  # generated text starts the statement
             self._until(";", self._position(self.i - 1))
             return Simple([])
@@ -431,13 +431,14 @@ class _Parser:
             self._expect(";", t)
             return Barrier([])
         if t.kind == "at" and t.text == "@uniform":
-            return self._uniform(t)
+            return self._uniform()
         if t.is_punct(";"):
             return Simple([])
         constructs = self._until(";", t, first=t)
         return Simple([], constructs=constructs)
 
-    def _uniform(self, at: Token) -> Node:
+    def _uniform(self) -> Node:
+        """The statement after ``@uniform``, marked uniform where it is a simple one."""
         inner = self.statement()
         if isinstance(inner, Simple):
             inner.uniform = True
