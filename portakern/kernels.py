@@ -84,6 +84,9 @@ class Kernel:
         #: Debug mode: a variant of its own in every cache (see docs/debugging.md).
         self.debug = debug
         self._parsed: dict[str, tuple[Module, KernelDef]] = {}
+        #: Rendered text and line map -> its parse: a source that does not branch on
+        #: ``target`` renders alike for every target and is parsed once (DESIGN section 7).
+        self._parsed_text: dict[tuple[str, tuple[int, ...]], tuple[Module, KernelDef]] = {}
         self._facts: dict[str, BodyFacts] = {}
         #: One memo per stage boundary, each keyed by the Variant (portakern.variant).
         self._rendered: dict[Variant, RenderedKernel] = {}
@@ -215,6 +218,11 @@ class Kernel:
         hit = self._parsed.get(target)
         if hit is None:
             smap = self._template.render(target, self.constants, self._name)
+            text_key = (smap.rendered, tuple(smap.line_of))
+            hit = self._parsed_text.get(text_key)
+            if hit is not None:  # the same text as a target parsed before: one parse
+                self._parsed[target] = hit
+                return hit
             module = parse(smap)
             kdef = module.kernel(self._name)
             # A helper with @synchronize() becomes part of the body that calls it.
@@ -236,7 +244,7 @@ class Kernel:
                         f"signature outside {{% if target == ... %}} blocks: only bodies "
                         f"may differ per target", self._template.filename, 1, 1)
             hit = (module, kdef)
-            self._parsed[target] = hit
+            self._parsed[target] = self._parsed_text[text_key] = hit
         return hit
 
     def facts(self, target: str) -> BodyFacts:

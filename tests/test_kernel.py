@@ -542,3 +542,36 @@ def test_from_resource_missing_file_names_package_and_path():
     with pytest.raises(FileNotFoundError, match="'portakern.testing' has no kernel file "
                                                 "'kernels/nope.pk'"):
         pk.kernel.from_resource("portakern.testing", "kernels/nope.pk")
+
+
+# -- parse once (DESIGN section 7) --------------------------------------------------------
+def _count_parses(monkeypatch):
+    import portakern.kernels as kernels_module
+
+    calls = []
+    real = kernels_module.parse
+
+    def counting(smap):
+        calls.append(smap.rendered)
+        return real(smap)
+
+    monkeypatch.setattr(kernels_module, "parse", counting)
+    return calls
+
+
+def test_creating_a_kernel_parses_a_target_agnostic_source_once(monkeypatch):
+    calls = _count_parses(monkeypatch)
+    k = pk.kernel("@kernel void f(float* y) { y[@index(Global, Linear)] = {{ V }}; }", V=2)
+    assert len(calls) == 1
+    for target in ("c", "cuda", "metal", "opencl"):
+        assert "y[" in k.render(target)
+    assert len(calls) == 1, "rendering every target reused the one parse"
+
+
+def test_a_source_that_branches_on_target_is_parsed_per_distinct_rendering(monkeypatch):
+    calls = _count_parses(monkeypatch)
+    pk.kernel("""@kernel void f(float* y) {
+    {% if target == "cuda" %}y[@index(Global, Linear)] = 1;{% else %}y[@index(Global, Linear)] = 2;{% endif %}
+}""")
+    assert len(calls) == 2  # cuda's text, and the one text c, metal and opencl share
+    assert any("= 1;" in c for c in calls) and any("= 2;" in c for c in calls)

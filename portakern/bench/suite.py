@@ -392,6 +392,9 @@ def run(*, backend: str | None = None, quick: bool = False, only: Sequence[str] 
             from .debug_rows import bench_rows  # debug mode's cost (docs/debugging.md)
 
             rows += bench_rows(quick, repeats, budget, only)
+            from .creation_rows import bench_rows as creation_rows
+
+            rows += creation_rows(quick, repeats, only)
         for b in backends:
             rows += bench_backend(b, workloads, quick, repeats, budget, bar)
     finally:
