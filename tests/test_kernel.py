@@ -571,7 +571,8 @@ def test_creating_a_kernel_parses_a_target_agnostic_source_once(monkeypatch):
 def test_a_source_that_branches_on_target_is_parsed_per_distinct_rendering(monkeypatch):
     calls = _count_parses(monkeypatch)
     pk.kernel("""@kernel void f(float* y) {
-    {% if target == "cuda" %}y[@index(Global, Linear)] = 1;{% else %}y[@index(Global, Linear)] = 2;{% endif %}
+    {% if target == "cuda" %}y[@index(Global, Linear)] = 1;
+    {% else %}y[@index(Global, Linear)] = 2;{% endif %}
 }""")
     assert len(calls) == 2  # cuda's text, and the one text c, metal and opencl share
     assert any("= 1;" in c for c in calls) and any("= 2;" in c for c in calls)

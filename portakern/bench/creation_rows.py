@@ -21,44 +21,44 @@ _PER_SAMPLE = 20
 
 def bench_rows(quick: bool = False, repeats: int = 7, only: object = ()) -> list[Row]:
     """One row per example source: ``pk.kernel()`` against one render + one parse."""
+    names = [n for n in ("saxpy", "matmul_tiled") if not only or n in only]  # type: ignore[operator]
+    return [_row(name, 3 if quick else max(3, repeats)) for name in names]
+
+
+def _row(name: str, samples_wanted: int) -> Row:
     from .. import examples
     from ..kernels import Kernel
     from ..language import parse
     from ..targets import CANONICAL_TARGET, builtin_targets
     from ..template import KernelTemplate
 
-    rows = []
-    for name in ("saxpy", "matmul_tiled"):
-        if only and name not in only:
-            continue
-        ex = examples.get(name)
-        source, constants = ex.source, dict(ex.constants)
-        serial = iter(range(10**9))
+    ex = examples.get(name)
+    source, constants, filename = ex.source, dict(ex.constants), str(ex.path)
+    serial = iter(range(10**9))
 
-        def variant() -> str:  # a new text each time: nothing is memoised across samples
-            return source + "\n" * (next(serial) % 7 + 1) + " " * next(serial)
+    def variant() -> str:  # a new text each time: nothing is memoised across samples
+        return source + "\n" * (next(serial) % 7 + 1) + " " * next(serial)
 
-        def create() -> None:
-            for _ in range(_PER_SAMPLE):
-                Kernel(variant(), ex.kernel, filename=str(ex.path), **constants)
+    def create() -> None:
+        for _ in range(_PER_SAMPLE):
+            Kernel(variant(), ex.kernel, filename=filename, **constants)
 
-        def floor() -> None:
-            for _ in range(_PER_SAMPLE):
-                template = KernelTemplate(variant(), str(ex.path))
-                parse(template.render(CANONICAL_TARGET, constants, ex.kernel))
+    def floor() -> None:
+        for _ in range(_PER_SAMPLE):
+            template = KernelTemplate(variant(), filename)
+            parse(template.render(CANONICAL_TARGET, constants, ex.kernel))
 
-        create(), floor()  # imports and the Jinja environment, outside the timing
-        samples: list[list[float]] = [[], []]
-        for _ in range(3 if quick else max(3, repeats)):
-            for fn, out in zip((create, floor), samples, strict=True):
-                t = time.perf_counter()
-                fn()
-                out.append((time.perf_counter() - t) / _PER_SAMPLE)
-        t_create, t_floor = (statistics.median(s) for s in samples)
-        rows.append(Row("kernel creation", "CPU", t_create, "one render + parse", t_floor,
-                        t_create / t_floor, size=name,
-                        note=f"pk.kernel() of the {name} example: render for "
-                             f"{len(builtin_targets())} targets and the portability scan, "
-                             f"against rendering and parsing its source once; median of "
-                             f"alternating samples of {_PER_SAMPLE}"))
-    return rows
+    create(), floor()  # imports and the Jinja environment, outside the timing
+    samples: list[list[float]] = [[], []]
+    for _ in range(samples_wanted):
+        for fn, out in zip((create, floor), samples, strict=True):
+            t = time.perf_counter()
+            fn()
+            out.append((time.perf_counter() - t) / _PER_SAMPLE)
+    t_create, t_floor = (statistics.median(s) for s in samples)
+    return Row("kernel creation", "CPU", t_create, "one render + parse", t_floor,
+               t_create / t_floor, size=name,
+               note=f"pk.kernel() of the {name} example: render for "
+                    f"{len(builtin_targets())} targets and the portability scan, against "
+                    f"rendering and parsing its source once; median of alternating samples "
+                    f"of {_PER_SAMPLE}")
