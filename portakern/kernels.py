@@ -368,7 +368,7 @@ class Kernel:
             # kernels lowered into work-item loops (lower_kernel's ``lockstep``).
             from .lower import lower_kernel
 
-            lockstep = lockstep_for(target, kdef)
+            lockstep = lockstep_for(target, self.facts(target))
             lowered = lower_kernel(kdef, module, ndim, lockstep=lockstep, debug=self.debug)
             if unmasked:
                 lowered = lower_kernel(replace(kdef, unsafe_indices=True), module, ndim,

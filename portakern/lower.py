@@ -27,7 +27,6 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from . import subgroups
 from .constructs import GROUPREDUCE_OPS
 from .errors import NDRangeError
 from .helper_functions import lower_helpers
@@ -44,11 +43,9 @@ from .parts import Call, Gen, code, walk_parts
 from .subscripts import DEBUG_RECORD, check_subscripts, localmem_names
 
 __all__ = ["Gen", "Call", "LoweredKernel", "lower_kernel", "lower_helpers", "KERNEL_CONSTRUCTS",
-           "needs_lockstep", "NotLockstep", "ATOMIC_OPS", "GROUPREDUCE_OPS",
+           "NotLockstep", "ATOMIC_OPS", "GROUPREDUCE_OPS",
            "infer_ndim", "DEBUG_RECORD", "check_subscripts", "localmem_names"]
 
-_LOCKSTEP = frozenset({"@synchronize", "@localmem", "@groupreduce"}) | frozenset(
-    subgroups.COLLECTIVES)
 
 
 @dataclass
@@ -159,11 +156,6 @@ def _lookback_names(sig: list[Token]) -> list[str]:
             names.append(sig[k].text)
         k -= 1
     return names[::-1]
-
-
-def needs_lockstep(kernel: KernelDef) -> bool:
-    """Whether the work-items of a group must run in step: ``@synchronize`` or ``@localmem``."""
-    return any(t.kind == "at" and t.text in _LOCKSTEP for t in kernel.body)
 
 
 def lower_kernel(kernel: KernelDef, module: Module, ndim: int, *,

@@ -84,18 +84,18 @@ def target_environment() -> jinja2.Environment:
     return _ENV
 
 
-def lockstep_for(target: str, kernel: Any) -> bool:
+def lockstep_for(target: str, facts: Any) -> bool:
     """The ``lockstep`` argument of :func:`~portakern.lower.lower_kernel` on ``target``.
 
-    True for a kernel with ``@synchronize`` or ``@localmem`` on a target whose
+    True for a body whose :class:`~portakern.tree.BodyFacts` say ``lockstep`` (a
+    barrier, ``@localmem``, a group or subgroup collective) on a target whose
     launcher runs a group's work-items one after another
     (:attr:`portakern.targets.TargetInfo.lockstep`): barriers become the ends of
     work-item loops.
     """
-    from .lower import needs_lockstep
     from .targets import target_info
 
-    return target_info(target).lockstep and needs_lockstep(kernel)
+    return target_info(target).lockstep and facts.lockstep
 
 
 @dataclass(frozen=True)

@@ -249,8 +249,10 @@ class BodyFacts:
     barriers : int
         ``@synchronize()`` statements.
     lockstep : bool
-        The body has a barrier or workgroup memory (``@localmem``): a target that
-        runs a group's work-items one after another needs work-item loops for it.
+        The body has a barrier, workgroup memory (``@localmem``), a ``@groupreduce``
+        or a subgroup collective, in a statement, a condition or a loop header: a
+        target that runs a group's work-items one after another needs work-item loops
+        for it. This is the one definition (the lowering and the CPU path read it).
     loops_with_barriers : tuple of Loop
         Loops whose body (at any depth) holds a barrier.
     jumps_leaving_items : tuple of Jump
@@ -278,6 +280,14 @@ class BodyFacts:
         return f"'{first.text}' at line {first.line}"
 
 
+def _headers(node: Node) -> tuple[list, ...]:
+    if isinstance(node, (If, Switch)):
+        return (node.condition,)
+    if isinstance(node, Loop):
+        return (node.header,)
+    return ()
+
+
 def body_facts(root: Block) -> BodyFacts:
     """The :class:`BodyFacts` of a parsed body."""
     barriers = 0
@@ -291,6 +301,10 @@ def body_facts(root: Block) -> BodyFacts:
                     loops.append(outer)
         elif isinstance(node, Simple):
             constructs.update(node.constructs)
+        # A construct in a condition or loop header counts as much as one in a statement
+        # (a shuffle in an ``if`` condition needs work-item loops too).
+        for header in _headers(node):
+            constructs.update(t.text for t in header if isinstance(t, Token) and t.kind == "at")
     # @groupreduce and the subgroup collectives: on a lockstep target, loops over the items too.
     lockstep = bool(barriers) or "@localmem" in constructs or "@groupreduce" in constructs \
         or not constructs.isdisjoint(_SUBGROUP_COLLECTIVES)

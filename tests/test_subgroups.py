@@ -404,3 +404,28 @@ def test_misuse_is_a_syntax_error_at_the_line(body, message):
     with pytest.raises(KernelSyntaxError, match=re.escape(message)) as info:
         pk.kernel(source).render("opencl")
     assert info.value.lineno == 2
+
+
+SHUFFLE_IN_CONDITION = """
+@kernel void cond(int* out, const int* x) {
+    const long i = @index(Global, Linear);
+    if (@shuffle_xor(x[i], 1) > x[i]) {
+        out[i] = 1;
+    } else {
+        out[i] = 0;
+    }
+}
+"""
+
+
+def test_a_collective_in_an_if_condition_is_lockstep_by_the_one_definition(cpu):
+    # The statement tree's facts are the one definition of lockstep (there used to be a
+    # second, over raw tokens, that disagreed on a shuffle inside a condition); such a
+    # shuffle is then refused at its line on every path, with the form that works.
+    k = pk.kernel(SHUFFLE_IN_CONDITION)
+    assert k.facts("c").lockstep and k.facts("opencl").lockstep
+    n = 256
+    x = np.random.default_rng(7).integers(0, 1000, n).astype(np.int32)
+    with pytest.raises(KernelSyntaxError, match=r"const T r = @shuffle_xor") as info:
+        _run(cpu, SHUFFLE_IN_CONDITION, "cond", (np.zeros(n, np.int32), x), (n,), 64)
+    assert info.value.lineno == 4
