@@ -174,6 +174,8 @@ def test_console_transcript(page: Path, text: str, tmp_path: Path) -> None:
             (tmp_path / first[3:]).write_text(block, encoding="utf-8")
     env = dict(os.environ, PYTHONUNBUFFERED="1", COLUMNS="100")
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    # The checkout under test, not whichever portakern is installed.
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     status = 0
     for command, expected in _parse_transcript(text):
         proc = subprocess.run(["bash", "-c", f"(exit {status}); {command}"], cwd=tmp_path,
