@@ -405,3 +405,81 @@ def test_every_block_of_the_page_runs(page: Path, tmp_path: Path, monkeypatch, c
     capsys.readouterr()
     if skipped:
         pytest.skip(f"{page.name}: ran {ran} blocks; skipped " + "; ".join(skipped))
+
+
+# -- docs/portable-kernels.md: the library it describes builds, ships and type-checks --------
+
+def _mylib(tmp_path: Path) -> tuple[Path, list[str]]:
+    """The page's files written into ``tmp_path``, and its ```toml blocks."""
+    page = ROOT / "docs" / "portable-kernels.md"
+    tomls = []
+    for lang, text, _, _ in _marked_blocks(page):
+        name = _file_name(text)
+        if name and name.startswith("mylib/"):
+            (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / name).write_text(text + "\n", encoding="utf-8")
+        if lang == "toml" and "[build-system]" in text:
+            tomls.append(text)
+    assert (tmp_path / "mylib" / "__init__.py").is_file()
+    assert {"setuptools.build_meta", "hatchling.build"} <= {
+        tomllib.loads(t)["build-system"]["build-backend"] for t in tomls}
+    return tmp_path, tomls
+
+
+def _build_wheel(src: Path, pyproject: str, out: Path) -> Path:
+    (src / "pyproject.toml").write_text(pyproject, encoding="utf-8")
+    backend = tomllib.loads(pyproject)["build-system"]["build-backend"].split(".")[0]
+    if importlib.util.find_spec(backend) is None:
+        pytest.skip(f"{backend} is not installed")
+    # No build isolation: the backends installed here, no index needed.
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps",
+                           "--no-build-isolation", "--wheel-dir", str(out), str(src)],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    (wheel,) = out.glob("mylib-*.whl")
+    return wheel
+
+
+@pytest.mark.slow(reason="builds two wheels with pip; tests/test_testing.py runs the page's "
+                  "code from the folder")
+def test_the_library_of_portable_kernels_ships_its_kernels_in_a_wheel(tmp_path: Path) -> None:
+    import shutil as sh
+    import zipfile
+
+    src, tomls = _mylib(tmp_path / "src")
+    for n, pyproject in enumerate(tomls):
+        for junk in ("build", "mylib.egg-info"):
+            sh.rmtree(src / junk, ignore_errors=True)
+        wheel = _build_wheel(src, pyproject, tmp_path / f"dist{n}")
+        assert "mylib/kernels/scale.pk" in zipfile.ZipFile(wheel).namelist(), pyproject
+        # Imported from the zipped wheel itself: from_resource reads the file inside it.
+        code = ("import numpy as np, mylib\n"
+                "y = np.zeros(5, np.float32)\n"
+                "mylib.scale(y, np.arange(5, dtype=np.float32), 2.0, 1.0)\n"
+                f"assert mylib.__file__.startswith({str(wheel)!r}), mylib.__file__\n"
+                "print(y.tolist())\n")
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(wheel), str(ROOT)]))
+        proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                              text=True, timeout=600, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        assert proc.stdout.strip() == "[1.0, 3.0, 5.0, 7.0, 9.0]"
+    # What the page says of setuptools without package-data: the wheel has no .pk file.
+    setuptools_toml = next(t for t in tomls if "setuptools" in t)
+    bare = setuptools_toml.split("[tool.setuptools.package-data]")[0]
+    sh.rmtree(src / "build", ignore_errors=True)
+    sh.rmtree(src / "mylib.egg-info", ignore_errors=True)
+    wheel = _build_wheel(src, bare, tmp_path / "dist-bare")
+    assert "mylib/kernels/scale.pk" not in zipfile.ZipFile(wheel).namelist()
+
+
+@pytest.mark.slow(reason="mypy on portakern takes tens of seconds; tests/test_typing.py runs "
+                  "mypy --strict on a user module in the everyday run's slow set as well")
+def test_the_library_of_portable_kernels_passes_mypy_strict(tmp_path: Path) -> None:
+    pytest.importorskip("mypy", reason="the typing check needs mypy (the test extra)")
+    src, _ = _mylib(tmp_path)
+    # As a library's own project: portakern is found installed (its py.typed), as in
+    # tests/test_typing.py, not as source.
+    proc = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental",
+                           "--cache-dir", str(tmp_path / ".mypy_cache"), "-p", "mylib"],
+                          cwd=src, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
