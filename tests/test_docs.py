@@ -336,7 +336,7 @@ def _pages() -> list:
     return [pytest.param(page, id=page.name,
                          marks=[pytest.mark.slow(reason=slow[page.name])]
                          if page.name in slow else [])
-            for page in [ROOT / "README.md", *DOCS]]
+            for page in [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *DOCS]]
 
 
 @pytest.mark.parametrize("page", _pages())
