@@ -131,7 +131,8 @@ def compiling(name: str, target: str, build: Callable[..., R], *args: Any, **kwa
         return result
     finally:
         if progress is not None:
-            progress.stop(ok)
+            # With PORTAKERN_VERBOSE the record below says it; else the progress line does.
+            progress.stop(ok, final=not _on(_verbose()))
         log = logger()
         if log is not None:
             log.debug("%s kernel %r for %s in %s", "compiled" if ok else "failed to compile",
@@ -175,10 +176,15 @@ class _Progress:
         except (AttributeError, OSError, ValueError):
             self.stopped.set()
 
-    def stop(self, ok: bool) -> None:
+    def stop(self, ok: bool, final: bool = True) -> None:
+        """End the line: with ``final``, a last line saying how long it took; else erased."""
         self.stopped.set()
         self.thread.join()
-        if self.shown:
+        if not self.shown:
+            return
+        if final:
             verb = "compiled" if ok else "failed to compile"
             self._write(f"\rportakern: {verb} {self.what} in "
                         f"{seconds(time.perf_counter() - self.start)}\033[K\n")
+        else:
+            self._write("\r\033[K")
