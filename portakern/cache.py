@@ -44,6 +44,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from . import log
 from .disk_cache import (
     DEFAULT_SIZE,
     FORMAT,
@@ -167,6 +168,7 @@ def rendered(recipe: tuple, variant: Variant, *, render: Callable[[], Any]) -> A
     render : callable
         Renders the variant on a miss (:meth:`portakern.Kernel.render_variant`).
     """
+    start = log.clock()
     store = default_cache()
     key = data = None
     if store is not None:
@@ -175,8 +177,9 @@ def rendered(recipe: tuple, variant: Variant, *, render: Callable[[], Any]) -> A
                        list(constants), *variant)
         data = store.get("render", key)
     hit = _decode_rendered(data) if data is not None else None
+    log.found(f"{variant.target} source", hit, start)
     if hit is None:
-        hit = render()
+        hit = log.timed("rendered", variant.target, render)
         encoded = _encode_rendered(hit) if store is not None and key is not None else None
         if encoded is not None:
             store.put("render", key, encoded)

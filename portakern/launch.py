@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import bounds, timing
+from . import bounds, log, timing
 from .arguments import check_args, prepare, recall, remember
 from .backends.base import Backend
 from .errors import (
@@ -180,6 +180,7 @@ class Launcher:
 
     def _route(self) -> Backend:
         runner = self.backend.executor(self.kernel)
+        log.path(self.kernel, self.backend, runner)
         self.runner = runner
         return runner
 

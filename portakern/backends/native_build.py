@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import log
 from ..errors import CompilationError
 from ..subprocesses import fork_safe_lock, run, scratch_dir
 
@@ -283,12 +284,14 @@ def build(toolchain: Toolchain, rendered: Any) -> Compiled:
     # Read by the OpenMP runtime when it is first loaded, with the first kernel.
     os.environ.setdefault("OMP_STACKSIZE", _OMP_STACKSIZE)
 
+    start = log.clock()
     flags = toolchain.flags()
     key = cache.make_key("native", rendered.source, tuple(flags), tuple(toolchain.libs()),
                          toolchain.identity)
     store = cache.default_cache()
     name = f"{key}.so"
     hit = _load(store, name, rendered)
+    log.found("native shared object", hit, start)
     if hit is not None:
         return hit
     with BUILD_LOCK:
@@ -305,7 +308,7 @@ def build(toolchain: Toolchain, rendered: Any) -> Compiled:
             built = Path(tmp) / name
             cmd = [toolchain.compiler, *flags, str(src), "-o", str(built), *toolchain.libs()]
             try:
-                done = run(cmd, timeout=_COMPILE_TIMEOUT)
+                done = log.compiling(rendered.name, "c", run, cmd, timeout=_COMPILE_TIMEOUT)
             except subprocess.TimeoutExpired as exc:
                 raise CompilationError(
                     f"C++ compilation of kernel {rendered.name!r} (CPU, native path) took "

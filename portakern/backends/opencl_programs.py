@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import log
 from ..subprocesses import fork_safe_lock
 
 __all__ = ["Compiled", "build_program", "check_stack_use"]
@@ -37,13 +38,16 @@ def build_program(cl: Any, context: Any, device: Any, rendered: Any,
                   options: list[str]) -> Compiled:
     from .. import cache
 
+    start = log.clock()
     store = cache.default_cache()
     key = cache.make_key("opencl", rendered.source, tuple(options), _device_id(device))
     program = _cached_program(cl, context, device, store.get("opencl", key), options)
+    log.found("OpenCL program binary", None if program is None else rendered, start)
     if program is not None:
         return _finish(cl, program, device, rendered)
     try:
-        program = cl.Program(context, rendered.source).build(options=options, devices=[device])
+        program = log.compiling(rendered.name, "opencl", lambda: cl.Program(
+            context, rendered.source).build(options=options, devices=[device]))
     except cl.RuntimeError as exc:
         from ..checks.diagnostics import compilation_error
 

@@ -19,8 +19,9 @@ portakern is faster. The baselines are
 
 Each row is checked against NumPy before it is timed (the ``ok`` column). The
 sizes are those of the issue, except the tiled matmul (1024 instead of 2048:
-PoCL runs it at ~1 GFLOP/s, so 2048 would take minutes); ``--quick`` shrinks
-everything to a few seconds. See ``docs/performance.md`` for the figures.
+PoCL runs it at ~1 GFLOP/s, so 2048 would take minutes); ``--quick`` is a smoke
+test (tiny sizes, one sample per row, no new-process rows). See ``docs/performance.md``
+for the figures and ``--quick``'s measured time.
 
 The package's modules, bottom up: :mod:`.rows` (one row), :mod:`.workloads` (what is
 timed, with its NumPy model), :mod:`.measure` (alternating samples, a prepared case),

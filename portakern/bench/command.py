@@ -18,7 +18,8 @@ def make_parser() -> argparse.ArgumentParser:
                     "hand-written PyOpenCL launch and (on CUDA) CuPy; ratio = portakern "
                     "time / baseline time.")
     p.add_argument("--backend", metavar="NAME", help="only this backend (CPU, OpenCL, CUDA)")
-    p.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test")
+    p.add_argument("--quick", action="store_true",
+                   help="a smoke test: tiny sizes, one sample per row, no new-process rows")
     p.add_argument("--only", metavar="NAMES", default="",
                    help="comma-separated workloads: " + ", ".join(w.name for w in WORKLOADS))
     p.add_argument("--repeats", type=int, default=7, metavar="N",

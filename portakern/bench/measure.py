@@ -72,7 +72,8 @@ def interleaved(fns: Sequence[Callable[[], Any]], repeats: int,
     Each function runs once to warm up (compiles, caches); then samples of
     ``calls`` back-to-back calls alternate between the functions, so a change in
     the machine's load affects all of them alike. ``repeats`` samples are taken,
-    fewer (at least three) when that would exceed ``budget`` seconds.
+    fewer (at least three, or ``repeats`` if less) when that would exceed ``budget``
+    seconds.
     """
     first = []
     for fn in fns:
@@ -80,7 +81,7 @@ def interleaved(fns: Sequence[Callable[[], Any]], repeats: int,
         fn()
         first.append(time.perf_counter() - t)
     calls = max(1, math.ceil(_MIN_SAMPLE / max(min(first), 1e-9)))
-    n = max(3, min(repeats, int(budget / max(calls * sum(first), 1e-9))))
+    n = max(min(3, repeats), min(repeats, int(budget / max(calls * sum(first), 1e-9))))
     times: list[list[float]] = [[] for _ in fns]
     for _ in range(n):
         for fn, out in zip(fns, times, strict=True):

@@ -370,7 +370,14 @@ def _backends(wanted: str | None) -> tuple[list[Any], dict[str, str]]:
 def run(*, backend: str | None = None, quick: bool = False, only: Sequence[str] = (),
         repeats: int = 7, budget: float = 2.0, startup: bool = True,
         progress: bool = True) -> tuple[list[Row], dict[str, str]]:
-    """Run the benchmark; return the rows and ``backend name -> why it was skipped``."""
+    """Run the benchmark; return the rows and ``backend name -> why it was skipped``.
+
+    ``quick`` is a smoke test of the machinery, not a measurement: tiny sizes, one
+    sample per row, and no new-process or busy-machine rows (each of those starts
+    processes, seconds in all).
+    """
+    if quick:
+        repeats, startup = 1, False
     workloads = [w for w in WORKLOADS if not only or w.name in only]
     unknown = set(only) - {w.name for w in WORKLOADS}
     if unknown:
@@ -378,7 +385,7 @@ def run(*, backend: str | None = None, quick: bool = False, only: Sequence[str] 
                          f"known: {', '.join(w.name for w in WORKLOADS)}")
     backends, reasons = _backends(backend)
     cpu_in = any(host_arrays(b) for b in backends)
-    bar = ProgressBar(len(backends) * len(workloads) + (2 if cpu_in else 0), progress)
+    bar = ProgressBar(len(backends) * len(workloads) + ((1 + startup) if cpu_in else 0), progress)
     rows: list[Row] = []
     try:
         if cpu_in:
@@ -386,9 +393,9 @@ def run(*, backend: str | None = None, quick: bool = False, only: Sequence[str] 
             rows.append(bench_get_backend())
             if startup:
                 bar.step("new processes")
-                rows += bench_startup(3 if quick else 5)
+                rows += bench_startup(5)
                 if _native_on():
-                    rows.append(bench_busy(20 if quick else 60))
+                    rows.append(bench_busy(60))
             from .debug_rows import bench_rows  # debug mode's cost (docs/debugging.md)
 
             rows += bench_rows(quick, repeats, budget, only)
