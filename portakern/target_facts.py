@@ -242,12 +242,16 @@ def mlx_renames(inputs: object, identifiers: object) -> dict[str, str]:
     wherever the body's text contains that name; a parameter, variable or helper of the
     kernel so named would then clash with MLX's (or be hidden by it). Returns
     ``{name: new name}`` for each identifier among ``identifiers`` that is an input of
-    ``inputs`` (the MLX input names of arrays) plus a suffix.
+    ``inputs`` (the MLX input names of arrays) plus a suffix. The new name (``x_shape``
+    becomes ``pkshape_of_x``) contains none of the suffixes, so MLX declares nothing for it.
     """
     names = set(identifiers)  # type: ignore[call-overload]
     out = {}
     for x in inputs:  # type: ignore[attr-defined]
         for suffix in MLX_INPUT_SUFFIXES:
             if x + suffix in names:
-                out[x + suffix] = f"pk_mlx_{x}{suffix}"
+                new = f"pk{suffix[1:]}_of_{x}"
+                while new in names:
+                    new += "_"
+                out[x + suffix] = new
     return out
