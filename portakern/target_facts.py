@@ -101,12 +101,12 @@ MATH_FUNCTIONS = frozenset("""
 
 #: The C99 functions Metal's standard library lacks (Metal Shading Language 3.2, 6.5).
 _METAL_LACKS = frozenset("""
-    cbrt erf erfc expm1 hypot lgamma log1p logb nearbyint remainder tgamma mad
+    cbrt erf erfc expm1 hypot ilogb lgamma log1p logb nearbyint remainder tgamma mad
 """.split())
 
 #: The ones templates/metal/prelude.j2 defines (accurate float versions).
 _METAL_PROVIDES = frozenset("""
-    cbrt erf erfc expm1 hypot lgamma log1p logb nearbyint remainder tgamma
+    cbrt erf erfc expm1 hypot lgamma log1p logb nearbyint remainder tgamma mad
 """.split())
 
 #: Constants each dialect's own headers define (the rest are portakern's prelude's).
@@ -212,10 +212,15 @@ _ATOMIC_ALIASES = {"int64_t": "long", "uint64_t": "ulong", "long long": "long",
                    "unsigned int": "uint", "unsigned": "uint"}
 
 _ALL_MATH = MATH_FUNCTIONS
+_C_PRELUDE_MATH = frozenset({"sinpi", "cospi", "tanpi", "rsqrt", "mad", "clamp", "min", "max"})
 _FACTS: dict[str, TargetFacts] = {f.name: f for f in (
-    TargetFacts("c", _ALL_MATH, native_constants=_C_CONSTANTS),
+    # C has no sinpi, cospi, tanpi (the prelude defines them), rsqrt, mad, clamp, min, max
+    # (the prelude's templates).
+    TargetFacts("c", _ALL_MATH - _C_PRELUDE_MATH, _C_PRELUDE_MATH,
+                native_constants=_C_CONSTANTS),
     # NVRTC has no <float.h>, <limits.h> or <math.h> constants, nor GCC's builtins.
-    TargetFacts("cuda", _ALL_MATH, constant_texts=(
+    TargetFacts("cuda", _ALL_MATH - {"mad", "tanpi", "clamp"}, frozenset({"mad", "tanpi", "clamp"}),
+                constant_texts=(
         ("INFINITY", "__int_as_float(0x7f800000)"), ("HUGE_VALF", "__int_as_float(0x7f800000)"),
         ("NAN", "__int_as_float(0x7fffffff)"),
         ("HUGE_VAL", "__longlong_as_double(0x7ff0000000000000LL)"))),
