@@ -106,8 +106,9 @@ def _facts_issues(kernel: KernelDef, body: list[Token], helpers: list[Token],
         after_member = n > 0 and (tokens[n - 1].is_punct(".") or tokens[n - 1].is_punct("->"))
         if (calls and not after_member and t.text in MATH_FUNCTIONS and t.text not in own
                 and known.lacks_function(t.text)):
-            found.append(("math", t, f"{t.text}() does not exist there, and portakern does not "
-                                     f"provide it; write it as a helper function"))
+            found.append(("math", t, f"{t.text}() is not in the target's math library in C's "
+                                     f"form, and portakern's prelude does not provide it; write "
+                                     f"it as a helper function"))
         elif t.text in CONSTANTS and not calls and not known.has_constant(t.text):
             found.append(("constant", t, f"{t.text} is a double limit, and there is no double "
                                          f"there; use the FLT_* limits"))

@@ -99,9 +99,11 @@ MATH_FUNCTIONS = frozenset("""
     exp10 rsqrt mad clamp min max sinpi cospi tanpi
 """.split())
 
-#: The C99 functions Metal's standard library lacks (Metal Shading Language 3.2, 6.5).
+#: The C99 functions Metal's standard library lacks (Metal Shading Language 3.2, 6.5);
+#: its frexp and modf take a reference, not C's pointer, so no call is portable.
 _METAL_LACKS = frozenset("""
     cbrt erf erfc expm1 hypot ilogb lgamma log1p logb nearbyint remainder tgamma mad
+    frexp modf
 """.split())
 
 #: The ones templates/metal/prelude.j2 defines (accurate float versions).
