@@ -21,10 +21,11 @@ Templates read it as ``target_facts("<target>")`` (a global of the dialect envir
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 __all__ = ["CONSTANTS", "Constant", "MATH_FUNCTIONS", "MLX_INPUT_SUFFIXES", "TargetFacts",
-           "facts", "mlx_renames"]
+           "facts", "mlx_renames", "rename_identifiers"]
 
 
 @dataclass(frozen=True)
@@ -242,17 +243,18 @@ def facts(target: str) -> TargetFacts:
     return hit if hit is not None else TargetFacts(target, _ALL_MATH)
 
 
-def mlx_renames(inputs: object, identifiers: object) -> dict[str, str]:
+def mlx_renames(inputs: object, source: str) -> dict[str, str]:
     """Identifiers of a kernel that MLX's generated parameters would collide with.
 
     MLX declares ``x_shape``, ``x_strides`` and ``x_ndim`` for an array input ``x``
     wherever the body's text contains that name; a parameter, variable or helper of the
     kernel so named would then clash with MLX's (or be hidden by it). Returns
-    ``{name: new name}`` for each identifier among ``identifiers`` that is an input of
-    ``inputs`` (the MLX input names of arrays) plus a suffix. The new name (``x_shape``
-    becomes ``pkshape_of_x``) contains none of the suffixes, so MLX declares nothing for it.
+    ``{name: new name}`` for each identifier of ``source`` (a rendering of the kernel)
+    that is an input of ``inputs`` (the MLX input names of arrays) plus a suffix. The new
+    name (``x_shape`` becomes ``pkshape_of_x``) contains none of the suffixes, so MLX
+    declares nothing for it.
     """
-    names = set(identifiers)  # type: ignore[call-overload]
+    names = set(_IDENTIFIER.findall(source))
     out = {}
     for x in inputs:  # type: ignore[attr-defined]
         for suffix in MLX_INPUT_SUFFIXES:
@@ -262,3 +264,14 @@ def mlx_renames(inputs: object, identifiers: object) -> dict[str, str]:
                     new += "_"
                 out[x + suffix] = new
     return out
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+
+
+def rename_identifiers(text: str, renames: dict[str, str]) -> str:
+    """``text`` with each identifier of ``renames`` renamed; string literals (the file names
+    of ``#line`` directives) are left alone."""
+    pattern = re.compile(r'"(?:\\.|[^"\\\n])*"|\b(' + "|".join(map(re.escape, renames))
+                         + r")\b")
+    return pattern.sub(lambda m: renames[m.group(1)] if m.group(1) else m.group(0), text)

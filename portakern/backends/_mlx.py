@@ -57,7 +57,7 @@ from ..errors import (
     NDRangeError,
     PortakernError,
 )
-from ..target_facts import mlx_renames
+from ..target_facts import mlx_renames, rename_identifiers
 from ..vectors import VECTOR_TYPES
 from .mlx_writeback import copy_kernel, writeback_modes
 
@@ -239,8 +239,7 @@ def build_program(rendered: Any, dialect: str, cast64: bool = False,
     params = tuple(rendered.params)
     # MLX declares `x_shape`, `x_strides`, `x_ndim` for an array input x whose name plus
     # the suffix occurs in the body: the kernel's own names of that form are renamed.
-    renames = mlx_renames([p.name for p in params if p.pointer],
-                          _IDENTIFIER.findall(rendered.source))
+    renames = mlx_renames([p.name for p in params if p.pointer], rendered.source)
     modes = writeback_modes(rendered.lowered, rendered.helpers or ())
     # MLX declares each input from its dtype, so a vector array (float4*) arrives as its
     # components; the prologue views it as vectors, which an MLX output cannot be: a
@@ -279,7 +278,7 @@ def build_program(rendered: Any, dialect: str, cast64: bool = False,
     )
     header, source = variant.section("header"), variant.section("source")
     if renames:
-        header, source = _rename(header, renames), _rename(source, renames)
+        header, source = rename_identifiers(header, renames), rename_identifiers(source, renames)
     digest = hashlib.sha1((header + "\0" + source).encode()).hexdigest()[:12]
     # MLX caches compiled kernels by name, so a name must never stand for two sources.
     name = f"pk_{rendered.name}_{digest}"
@@ -287,17 +286,6 @@ def build_program(rendered: Any, dialect: str, cast64: bool = False,
                    tuple(outputs), tuple(output_params), modes, params, rendered.ndim,
                    cast64, rendered.filename, getattr(rendered, "user_source", ""),
                    dict(rendered.bindings))
-
-
-_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
-
-
-def _rename(text: str, renames: dict[str, str]) -> str:
-    """``text`` with each identifier of ``renames`` renamed, string literals (``#line``
-    file names) untouched."""
-    pattern = re.compile(r'"(?:\\.|[^"\\\n])*"|\b(' + "|".join(map(re.escape, renames))
-                         + r")\b")
-    return pattern.sub(lambda m: renames[m.group(1)] if m.group(1) else m.group(0), text)
 
 
 # -- the source MLX compiles ----------------------------------------------------------------------
