@@ -118,9 +118,9 @@ _METAL_CONSTANTS = frozenset("""
     CHAR_BIT INT_MIN INT_MAX UINT_MAX LONG_MIN LONG_MAX ULONG_MAX FLT_MAX FLT_MIN
     FLT_EPSILON MAXFLOAT HUGE_VALF INFINITY NAN
 """.split()) | {n for n in CONSTANTS if n.startswith("M_") and n.endswith("_F")}
-#: <math.h> of glibc and macOS (the native path's C++ compiler) defines these.
-_C_CONSTANTS = frozenset({"INFINITY", "NAN", "HUGE_VAL", "HUGE_VALF"}) | {
-    n for n in CONSTANTS if n.startswith("M_") and not n.endswith("_F")}
+#: C99's <math.h> defines these; M_PI and its kin are POSIX's, not C's (MSVC wants
+#: _USE_MATH_DEFINES), so the prelude defines those where <math.h> did not.
+_C_CONSTANTS = frozenset({"INFINITY", "NAN", "HUGE_VAL", "HUGE_VALF"})
 
 #: The parameters MLX's ``metal_kernel`` and ``cuda_kernel`` declare for an input ``x``
 #: whose name plus the suffix occurs in the body: ``x_shape``, ``x_strides``, ``x_ndim``.
