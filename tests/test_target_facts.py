@@ -362,6 +362,28 @@ def test_64_bit_atomics_warn_naming_metal_and_the_type(ctype):
     assert "no matching function" not in messages[0]
 
 
+def test_a_64_bit_atomic_bound_at_launch_fails_on_metal_at_the_users_line():
+    # T is bound by the arrays, after pk.kernel(): the MLX rendering says why, at the line.
+    mx = pytest.importorskip("mlx.core")
+    from portakern.emulate import mlx as standin
+
+    ok, why = standin.available()
+    if not ok:
+        pytest.skip(f"no Metal stand-in here: {why}")
+    kernel = pk.kernel("@kernel void k(T* c, const int* x) {\n"
+                       "    const long i = @index(Global, Linear);\n"
+                       "    @atomic_add(&c[0], (T)x[i]);\n}\n")
+    with standin.installed():
+        c = mx.zeros(2, mx.int32)
+        kernel(c, mx.ones(16, mx.int32), ndrange=16)
+        assert np.array(c).tolist() == [16, 0]
+        with pytest.raises(pk.CompilationError) as info:
+            kernel(mx.zeros(2, mx.int64), mx.ones(16, mx.int32), ndrange=16)
+    text = str(info.value)
+    assert "<kernel source>:3:5" in text and "Metal has no 64-bit atomics" in text
+    assert "@atomic_add on long" in text and "no matching function" not in text
+
+
 def test_atomics_on_local_memory_and_pointer_arithmetic_find_the_type():
     messages = _warnings("""@kernel void k(int* y) {
     const long i = @index(Global, Linear);
