@@ -11,7 +11,9 @@ what it uses. This module is that knowledge, as data:
   same on every target (:data:`CONSTANTS`); a target's prelude defines those it lacks,
   only when the kernel names them, so renderings of kernels that use none are unchanged;
 * **64-bit atomics**: which element types ``@atomic_*`` works on;
-* **reserved names**: the parameter suffixes MLX generates for an input on Metal;
+* **reserved names**: the parameter suffixes MLX generates for an input on Metal (the
+  words a dialect reserves are :attr:`portakern.targets.TargetInfo.reserved_words`, whose
+  :meth:`~portakern.targets.TargetInfo.facts` is this table's row);
 * **device features**: half arithmetic, which the target's language has but a device
   may lack (PoCL's CPU device has no ``cl_khr_fp16``).
 

@@ -402,6 +402,15 @@ def test_32_bit_atomics_do_not_warn():
 }""")
 
 
+def test_the_table_is_reached_from_each_target_and_keeps_its_reserved_words():
+    from portakern.targets import target_info
+
+    for target in TARGETS:
+        assert target_info(target).facts() is facts(target)
+    assert "threadgroup" in target_info("metal").reserved_words
+    assert facts("metal").reserved_suffixes == ("_shape", "_strides", "_ndim")
+
+
 def test_the_table_says_where_64_bit_atomics_exist():
     assert facts("metal").atomics64 == "no" and facts("metal").atomic_lacks("long")
     assert facts("cuda").atomics64 == "yes" and not facts("cuda").atomic_lacks("int64_t")
