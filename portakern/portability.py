@@ -130,7 +130,9 @@ def _defined_functions(helpers: list[Token]) -> frozenset[str]:
     return frozenset(t.text for n, t in enumerate(helpers)
                      if t.kind == "id" and 0 < n < len(helpers) - 1
                      and helpers[n + 1].is_punct("(")
-                     and (helpers[n - 1].kind == "id" or helpers[n - 1].is_punct("*")))
+                     and ((helpers[n - 1].kind == "id"
+                           and helpers[n - 1].text not in ("return", "else", "do", "case"))
+                          or helpers[n - 1].is_punct("*")))
 
 
 #: Words that make up a scalar C type, for the element type of an atomic's pointer.

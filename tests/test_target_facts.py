@@ -276,6 +276,9 @@ int ilogb(float x) { return (int)x; }
     y[i] = (float)ilogb(x[i]);
 }"""
     assert not _warnings(source)
+    called = _warnings("float f(float x) { return ilogb(x); }\n"
+                       "@kernel void k(float* y) { y[0] = f(1.0f); }")
+    assert len(called) == 1 and "ilogb()" in called[0]
 
 
 def test_metal_stand_in_builds_log1p_and_expm1_as_the_check_passes_them():
