@@ -96,6 +96,8 @@ def _facts_issues(kernel: KernelDef, body: list[Token], helpers: list[Token],
                   target: str) -> list[tuple[str, Token, str]]:
     """Uses of what the table of target facts says ``target`` lacks."""
     known = facts(target)
+    if not known.lacks_anything:
+        return []
     tokens = body + helpers
     own = _defined_functions(helpers)
     found: list[tuple[str, Token, str]] = []

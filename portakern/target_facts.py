@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 
 __all__ = ["CONSTANTS", "Constant", "MATH_FUNCTIONS", "MLX_INPUT_SUFFIXES", "TargetFacts",
            "facts", "mlx_renames", "rename_identifiers"]
@@ -171,6 +172,14 @@ class TargetFacts:
     half_arithmetic: str = "yes"
     reserved_suffixes: tuple[str, ...] = ()
     constant_texts: tuple[tuple[str, str], ...] = ()
+
+    @cached_property
+    def lacks_anything(self) -> bool:
+        """Whether some math function, constant or atomic element type is missing here
+        (else the portability scan has nothing to look for)."""
+        return (any(self.lacks_function(f) for f in MATH_FUNCTIONS)
+                or not all(self.has_constant(c) for c in CONSTANTS)
+                or not {"int", "uint", "float", "long", "ulong", "double"} <= self.atomic_types)
 
     def has_function(self, name: str) -> bool:
         """Whether a kernel may call math function ``name`` here (natively or from the prelude)."""
