@@ -81,6 +81,10 @@ def target_environment() -> jinja2.Environment:
             keep_trailing_newline=True,
             autoescape=False,
         )
+        from .target_facts import facts
+
+        # Templates read the table of target facts (math, constants) as data.
+        _ENV.globals["target_facts"] = facts
     return _ENV
 
 

@@ -12,6 +12,7 @@ dialect like OpenCL's, whose work-items run concurrently).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 __all__ = ["CANONICAL_TARGET", "METAL_RESERVED_WORDS", "OPENCL_RESERVED_WORDS", "TargetInfo",
            "builtin_targets", "register_target", "target_info"]
@@ -73,6 +74,13 @@ class TargetInfo:
     checker_status: str | None = None
     checker_note: str = ""
     address_spaces: AddressSpaces | None = None
+
+    def facts(self) -> Any:
+        """What this target has: math functions, constants, atomics, device features
+        (:func:`portakern.target_facts.facts`)."""
+        from .target_facts import facts
+
+        return facts(self.name)
 
     def pointer_spaces(self) -> AddressSpaces:
         """How this target spells pointers' address spaces: its own declaration, else

@@ -57,6 +57,7 @@ from ..errors import (
     NDRangeError,
     PortakernError,
 )
+from ..target_facts import mlx_renames, rename_identifiers
 from ..vectors import VECTOR_TYPES
 from .mlx_writeback import copy_kernel, writeback_modes
 
@@ -236,6 +237,9 @@ def build_program(rendered: Any, dialect: str, cast64: bool = False,
             f"kernel {rendered.name!r} was rendered without its lowered form; render it "
             f"with portakern.render.render_lowered")
     params = tuple(rendered.params)
+    # MLX declares `x_shape`, `x_strides`, `x_ndim` for an array input x whose name plus
+    # the suffix occurs in the body: the kernel's own names of that form are renamed.
+    renames = mlx_renames([p.name for p in params if p.pointer], rendered.source)
     modes = writeback_modes(rendered.lowered, rendered.helpers or ())
     # MLX declares each input from its dtype, so a vector array (float4*) arrives as its
     # components; the prologue views it as vectors, which an MLX output cannot be: a
@@ -248,14 +252,14 @@ def build_program(rendered: Any, dialect: str, cast64: bool = False,
     for i, p in enumerate(params):
         if not p.pointer:
             # MLX passes a 0-d input to Metal by reference but to CUDA as a pointer.
-            inputs.append(InputSpec(p.name if dialect == "metal" else f"pk_arg_{p.name}",
-                                    "scalar", i))
+            inputs.append(InputSpec(renames.get(p.name, p.name) if dialect == "metal"
+                                    else f"pk_arg_{p.name}", "scalar", i))
         elif p.const:
-            inputs.append(InputSpec(f"pk_vec_{p.name}" if p.name in vectors else p.name,
-                                    "array", i))
+            inputs.append(InputSpec(f"pk_vec_{p.name}" if p.name in vectors
+                                    else renames.get(p.name, p.name), "array", i))
         elif modes[p.name] == "fused":
             inputs.append(InputSpec(f"pk_in_{p.name}", "current", i))
-            outputs.append(p.name)
+            outputs.append(renames.get(p.name, p.name))
             output_params.append(i)
         else:
             inputs.append(InputSpec(f"pk_work_{p.name}", "work", i))
@@ -273,6 +277,8 @@ def build_program(rendered: Any, dialect: str, cast64: bool = False,
         **options,
     )
     header, source = variant.section("header"), variant.section("source")
+    if renames:
+        header, source = rename_identifiers(header, renames), rename_identifiers(source, renames)
     digest = hashlib.sha1((header + "\0" + source).encode()).hexdigest()[:12]
     # MLX caches compiled kernels by name, so a name must never stand for two sources.
     name = f"pk_{rendered.name}_{digest}"

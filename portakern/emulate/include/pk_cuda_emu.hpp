@@ -165,6 +165,23 @@ static inline long long __double_as_longlong(double v) { return pk_bits<long lon
 static inline double __longlong_as_double(long long v) { return pk_bits<double>(v); }
 static inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 static inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
+// CUDA's sinpi and cospi (float and double), which glibc lacks: x reduced exactly to
+// [-1, 1], then by symmetry to [-1/2, 1/2].
+template <typename T> static inline T pk_emu_sinpi(T x) {
+  T r = std::remainder(x, (T)2); const T s = r < 0 ? (T)-1 : (T)1; r = std::fabs(r);
+  if (r > (T)0.5) r = (T)1 - r;
+  return s * std::sin((T)3.14159265358979323846 * r);
+}
+template <typename T> static inline T pk_emu_cospi(T x) {
+  const T r = std::fabs(std::remainder(x, (T)2));
+  return std::sin((T)3.14159265358979323846 * ((T)0.5 - r));
+}
+static inline float sinpif(float x) { return pk_emu_sinpi(x); }
+static inline double sinpi(double x) { return pk_emu_sinpi(x); }
+static inline float sinpi(float x) { return pk_emu_sinpi(x); }
+static inline float cospif(float x) { return pk_emu_cospi(x); }
+static inline double cospi(double x) { return pk_emu_cospi(x); }
+static inline float cospi(float x) { return pk_emu_cospi(x); }
 // __expf, __logf, __sinf and __cosf come from glibc under the same names.
 static inline float __fdividef(float a, float b) { return a / b; }
 static inline float __saturatef(float x) { return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x); }
