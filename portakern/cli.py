@@ -260,10 +260,9 @@ def _kernel_names(source: _Source, wanted: str | None) -> list[str]:
 
 def _spelled_kernel_names(text: str) -> list[str] | None:
     """The ``@kernel`` names written out in ``text``, or None where Jinja makes one."""
-    from .narrow import _kernel_spans  # the cut KernelTemplate.render makes, by name
+    from .narrow import kernel_names  # the cut KernelTemplate.render makes, by name
 
-    spans = _kernel_spans(text)
-    names = [name for _, _, name in spans]
+    names = kernel_names(text)
     if not names or any(name is None for name in names):
         return None
     return list(dict.fromkeys(n for n in names if n is not None))
