@@ -69,8 +69,8 @@ def check_c(rendered: Any, sources: dict[str, str], kernel: Any) -> str:
             f"{why}: CPU() runs it on its OpenCL device, checked on the opencl line")
     # The variant a launch builds: the native elementwise path clips its loops at the
     # ndrange, so it compiles the kernel without the bounds mask (launch.py, _plan).
-    unmasked = runner.clips_ndrange and not rendered.lowered.unsafe_indices \
-        if rendered.lowered is not None else runner.clips_ndrange
+    unmasked = (runner.clips_ndrange and rendered.ndim > 0
+                and not kernel.parsed(runner.target)[1].unsafe_indices)
     try:
         kernel.build(runner, (), rendered.ndim, unmasked=unmasked)
     except NotLockstep as exc:
@@ -82,8 +82,8 @@ def check_c(rendered: Any, sources: dict[str, str], kernel: Any) -> str:
             raise
         raise BackendUnavailableError(
             f"its C++ does not compile, so CPU() runs it on its OpenCL device with a "
-            f"NativeFallbackWarning, checked on the opencl line; g++ said: "
-            f"{_first_line(exc)}") from None
+            f"NativeFallbackWarning, checked on the opencl line; "
+            f"{Path(runner.toolchain.compiler).name} said: {_first_line(exc)}") from None
     path = "lockstep" if runner.lockstep else "elementwise"
     return (f"shared object built with {Path(runner.toolchain.compiler).name} "
             f"(CPU native path, {path})")
