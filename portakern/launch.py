@@ -108,6 +108,8 @@ class Launcher:
         self.static_ndrange = None if ndrange is None else normalize_ndrange(ndrange)
         self.static_workgroupsize = workgroupsize
         self.plans: dict[tuple, tuple | None] = {}
+        #: (bindings, rank) -> the kernel's facts for CPU()'s default workgroup.
+        self._group_facts: dict[tuple, Any] = {}
         self._memo: tuple | None = None
         #: (kdef, its bounds fact, memo, ndrange) last checked (:func:`bounds.checked`).
         self._bounds: tuple = (None, frozenset(), None, None)
@@ -407,17 +409,17 @@ class Launcher:
         # limits; the backend's own default is its to size (Backend.default_workgroupsize).
         given = wg is not None
         if clips:
-            wg = wg or backend.default_workgroupsize(nd, compiled)
+            wg = wg or self._default_group(backend, nd, compiled, bindings)
         elif exact_ok:
-            shape = wg or backend.default_workgroupsize(nd, None)
+            shape = wg or self._default_group(backend, nd, None, bindings)
             compiled = self._compile(backend, bindings, ndim, _covers(nd, shape))
             if wg is None and math.prod(shape) > backend.max_workgroup_size(compiled):
                 # This kernel cannot use the device-wide default (much private memory).
-                shape = backend.default_workgroupsize(nd, compiled)
+                shape = self._default_group(backend, nd, compiled, bindings)
                 compiled = self._compile(backend, bindings, ndim, _covers(nd, shape))
             wg = shape
         elif wg is None:
-            wg = backend.default_workgroupsize(nd, compiled)
+            wg = self._default_group(backend, nd, compiled, bindings)
         if given:
             _check_workgroup(wg, backend, compiled, kdef.name)
         if ndim and math.prod(nd) == 0:
@@ -430,6 +432,26 @@ class Launcher:
         local_size = tuple(reversed(wg)) or (1,)
         return LaunchPlan(compiled, global_size, local_size,
                           tuple(np.int64(n) for n in nd))
+
+    def _default_group(self, backend: Backend, nd: tuple[int, ...], compiled: Any,
+                       bindings: tuple) -> tuple[int, ...]:
+        """The workgroup of a launch that gives none: the backend's to choose.
+
+        ``CPU()``'s two paths choose by one rule (``cpu_workgroupsize``, from
+        :func:`portakern.backends.native_groups.cpu_workgroup`) that reads facts of the
+        kernel, found here once per type bindings and rank, so a kernel that can tell
+        its group's shape sees the same one on the native path and on PoCL.
+        """
+        pick = getattr(backend, "cpu_workgroupsize", None)
+        if pick is None:
+            return backend.default_workgroupsize(nd, compiled)
+        key = (bindings, len(nd))
+        facts = self._group_facts.get(key)
+        if facts is None:
+            from .backends.native_groups import group_facts
+
+            facts = self._group_facts[key] = group_facts(self.kernel, bindings, len(nd))
+        return pick(nd, facts, compiled)
 
     def _compile(self, backend: Backend, bindings: tuple, ndim: int, unmasked: bool) -> Any:
         return self.kernel.build(backend, bindings, ndim, unmasked=unmasked)

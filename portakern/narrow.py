@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["only_kernel"]
+__all__ = ["kernel_names", "only_kernel"]
 
 _SKIP_RE = re.compile(r"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'"
                       r"|\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", re.DOTALL)
@@ -110,6 +110,11 @@ def _name_before(source: str, mask: list[bool], start: int, body: int) -> str | 
     if ahead >= start and not mask[ahead] and not source[ahead].isspace():
         return None
     return m.group(1)
+
+
+def kernel_names(source: str) -> list[str | None]:
+    """The names of the top-level ``@kernel``\\ s in the raw text (None where Jinja makes one)."""
+    return [name for _, _, name in _kernel_spans(source)]
 
 
 def only_kernel(source: str, name: str) -> str | None:

@@ -650,3 +650,61 @@ def test_metal_reserved_word_error_names_the_users_line() -> None:
     assert message.startswith("user.pk:7:"), message
     assert "'vertex' is a reserved word in Metal" in message
     assert "rename" in message
+
+
+# Metal copies and returns structs (by value, out of device memory, into it); the strict
+# check (no generic address space) must not reject that, and must still reject a write
+# through a const or constant pointer, and a struct made from the wrong type.
+MSL_STRUCTS = """\
+#include <metal_stdlib>
+using namespace metal;
+
+typedef struct { float a; float b; } pair_t;
+struct vec2f { float x; float y; };
+
+pair_t make_pair(float a, float b) { pair_t p; p.a = a; p.b = b; return p; }
+pair_t swapped(pair_t p) { pair_t q = p; q.a = p.b; q.b = p.a; return q; }
+struct vec2f added(struct vec2f u, struct vec2f v) { struct vec2f w = {u.x + v.x, u.y + v.y}; return w; }
+pair_t load(const device pair_t* in, uint i) { return in[i]; }
+
+kernel void structs(device pair_t* out [[buffer(0)]],
+                    const device pair_t* in [[buffer(1)]],
+                    device float* y [[buffer(2)]],
+                    uint i [[thread_position_in_grid]]) {
+    pair_t p = make_pair(1.0f, 2.0f);
+    pair_t q = swapped(p);
+    pair_t r = in[i];
+    out[i] = swapped(in[i]);
+    out[i + 1] = q;
+    threadgroup pair_t shared[4];
+    shared[i % 4] = r;
+    struct vec2f u = {1.0f, 2.0f};
+    struct vec2f w = added(u, u);
+    pair_t l = load(in, i);
+    y[i] = q.a + r.b + w.x + l.a + shared[0].a;
+}
+"""
+
+
+@pytest.mark.usefixtures("clang")
+def test_metal_accepts_struct_copies_and_returns() -> None:
+    assert check_metal(MSL_STRUCTS) is None
+
+
+@pytest.mark.usefixtures("clang")
+@pytest.mark.parametrize(("old", "new", "fragment"), [
+    ("    out[i + 1] = q;", "    pair_t* bad = (pair_t*)0; in[i] = q;", "in[i] = q;"),
+    ("    pair_t r = in[i];", "    pair_t r = 3;", "pair_t r = 3;"),
+    ("    pair_t l = load(in, i);", "    pair_t l = load(y, i);", "pair_t l = load(y, i);"),
+    ("    pair_t q = swapped(p);", "    pair_t q = swapped(u);", "pair_t q = swapped(u);"),
+], ids=["write-through-const", "from-int", "pointer-of-another-type", "wrong-struct"])
+def test_metal_struct_copies_keep_real_errors(old: str, new: str, fragment: str) -> None:
+    source = MSL_STRUCTS.replace("    struct vec2f u = {1.0f, 2.0f};\n", "")
+    source = source.replace("    pair_t p = make_pair", "    struct vec2f u = {1.0f, 2.0f};\n"
+                                                        "    pair_t p = make_pair")
+    assert check_metal(source) is None
+    bad = _mutate(source, old, new)
+    line = _line_of(bad, fragment)
+    with pytest.raises(CompilationError) as info:
+        check_metal(bad)
+    assert f"kernel.metal:{line}:" in str(info.value), str(info.value)

@@ -388,3 +388,196 @@ def test_version() -> None:
     proc = run_module("--version")
     assert proc.returncode == 0
     assert pk.__version__ in proc.stdout
+
+
+# -- check and render decide as the library does (issue 22) ---------------------------------
+
+TWO_KERNELS = """\
+@kernel void first(float* y) {
+    const long i = @index(Global, Linear);
+    y[i] = {{ A }};
+}
+
+@kernel void second(float* y) {
+    const long i = @index(Global, Linear);
+    y[i] = {{ B }};
+}
+"""
+
+
+@pytest.mark.parametrize("command", ["check", "render"])
+def test_named_kernel_needs_only_its_own_constants(
+        command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """As pk.kernel(source, name="first", A=1): B, which only 'second' uses, may be unbound."""
+    path = tmp_path / "two.pk"
+    path.write_text(TWO_KERNELS)
+    code, out, err = run_cli(command, str(path), "--kernel", "first", "-D", "A=3",
+                             "--target", "opencl", capsys=capsys)
+    assert code == 0, out + err
+    assert "'B'" not in out + err
+    if command == "render":
+        assert "y[i] = 3;" in out and "second" not in out
+    else:
+        assert "kernel first" in out and "second" not in out
+
+
+def test_check_without_kernel_checks_each_with_its_own_constants(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "two.pk"
+    path.write_text(TWO_KERNELS)
+    code, out, _ = run_cli("check", str(path), "-D", "A=3", "--target", "opencl",
+                           capsys=capsys)
+    assert code == 1  # 'second' lacks B: its failure, not first's
+    first, second = out.split(f"{path}: kernel second", 1)
+    assert "kernel first" in first and "FAILED" not in first
+    assert "FAILED before any compiler ran" in second
+    assert "bind it with -D B=VALUE" in second and "'A'" not in second
+    code, out, _ = run_cli("check", str(path), "-D", "A=3", "-D", "B=4", "--target",
+                           "opencl", capsys=capsys)
+    assert code == 0, out
+
+
+def test_named_kernel_that_the_file_lacks_is_a_usage_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "two.pk"
+    path.write_text(TWO_KERNELS)
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["check", str(path), "--kernel", "third", "-D", "A=1"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "no @kernel named 'third'" in err and "first, second" in err
+
+
+HALF_KERNEL = """\
+@kernel void halve(half* y, const half* x) {
+    const long i = @index(Global, Linear);
+    y[i] = x[i] * (half)0.5f;
+}
+"""
+
+DOUBLE_KERNEL = """\
+@kernel void twice(double* y, const double* x) {
+    const long i = @index(Global, Linear);
+    y[i] = 2.0 * x[i];
+}
+"""
+
+
+@needs_cpu
+def test_half_on_an_opencl_device_without_half_is_skipped(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from portakern.backends import opencl
+
+    if not pk.CPU.opencl_available():
+        pytest.skip("no CPU OpenCL device")
+    real = opencl.CPU.supports
+    monkeypatch.setattr(opencl.CPU, "supports",
+                        lambda self, feature: feature != "float16" and real(self, feature))
+    path = tmp_path / "halve.pk"
+    path.write_text(HALF_KERNEL)
+    code, out, _ = run_cli("check", str(path), "--target", "opencl", capsys=capsys)
+    assert code == 0, out
+    assert "opencl  SKIPPED (" in out and "cl_khr_fp16" in out
+    # A kernel without half still builds there.
+    code, out, _ = run_cli("check", "saxpy", "--target", "opencl", capsys=capsys)
+    assert code == 0 and "opencl  OK" in out
+
+
+def test_double_kernel_is_skipped_on_metal(tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    from portakern.checks import metal_check_available
+
+    if not metal_check_available()[0]:
+        pytest.skip(metal_check_available()[1])
+    path = tmp_path / "twice.pk"
+    path.write_text(DOUBLE_KERNEL)
+    code, out, _ = run_cli("check", str(path), "--target", "metal", capsys=capsys)
+    assert code == 0, out
+    assert "metal   SKIPPED (Metal has no double" in out
+    # A kernel that only says "double" in a comment is checked.
+    path.write_text("// no double here\n" + BAD_KERNEL.replace("undefined_scale", "2"))
+    code, out, _ = run_cli("check", str(path), "--target", "metal", capsys=capsys)
+    assert code == 0 and "metal   OK" in out
+
+
+# Kernels CPU() runs on each of its paths; `check`'s c line must agree with a launch.
+C_TARGET_CASES = {
+    "elementwise": """\
+@kernel void k(float* y, const float* x) {
+    const long i = @index(Global, Linear);
+    y[i] = 2.0f * x[i];
+}
+""",
+    "barrier": """\
+@kernel void k(float* y, const float* x) {
+    @localmem float t[64];
+    const long i = @index(Global, Linear);
+    const long l = @index(Local, Linear);
+    t[l] = x[i];
+    @synchronize();
+    y[i] = t[l] + 1.0f;
+}
+""",
+    "barrier_with_return": """\
+@kernel void k(float* y, const float* x) {
+    @localmem float t[64];
+    const long i = @index(Global, Linear);
+    const long l = @index(Local, Linear);
+    t[l] = x[i];
+    @synchronize();
+    if (i >= 64) return;
+    y[i] = t[l] + 1.0f;
+}
+""",
+    "opencl_only_builtin": """\
+@kernel void k(float* y, const float* x) {
+    const long i = @index(Global, Linear);
+    y[i] = native_sin(x[i]);
+}
+""",
+}
+
+
+@needs_cpu
+@pytest.mark.parametrize("case", sorted(C_TARGET_CASES))
+def test_check_c_is_what_cpu_runs(case: str, tmp_path: Path,
+                                  capsys: pytest.CaptureFixture[str],
+                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The c line is OK exactly when CPU() runs the kernel natively, on the same C++."""
+    import warnings
+
+    import numpy as np
+
+    from portakern.backends import native
+
+    if not native.NativeCPU.available():
+        pytest.skip("no C++ compiler with OpenMP")
+    compiled: list[str] = []
+    real = native.NativeCPU.compile
+
+    def recording(self: object, rendered: object) -> object:
+        compiled.append(rendered.source)  # type: ignore[attr-defined]
+        return real(self, rendered)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(native.NativeCPU, "compile", recording)
+    source = C_TARGET_CASES[case]
+    path = tmp_path / "k.pk"
+    path.write_text(source)
+    code, out, _ = run_cli("check", str(path), "--target", "c", "--target", "opencl",
+                           capsys=capsys)
+    assert code == 0, out
+    checked = list(compiled)
+    compiled.clear()
+    kernel = pk.kernel.from_file(path)
+    launcher = kernel(pk.CPU())
+    x = np.arange(64, dtype=np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pk.NativeFallbackWarning)
+        launcher(np.zeros_like(x), x, ndrange=64, workgroupsize=64)
+    runs_natively = isinstance(launcher.runner, native.NativeCPU)
+    assert ("c       OK" in out) == runs_natively, out
+    assert ("c       SKIPPED" in out) == (not runs_natively), out
+    if runs_natively:
+        # The very C++ a launch compiles (the native path's own variant).
+        assert compiled and compiled[-1] == checked[-1]

@@ -1,7 +1,8 @@
-"""The native path's default group for barrier kernels (portakern.backends.native_groups).
+"""CPU()'s default group for barrier kernels (portakern.backends.native_groups).
 
-Larger than the OpenCL path's only for a kernel that keeps no per-item state and
-whose arrays are all smaller than that path's group; the launches stay exact
+Larger than the OpenCL path's base shape only for a kernel that keeps no per-item state
+and whose arrays are all smaller than that shape, up to 4096 items on both paths
+(tests/test_default_groups.py checks that the paths agree); the launches stay exact
 (NumPy models), partial last groups included.
 """
 from __future__ import annotations
@@ -16,7 +17,7 @@ import portakern as pk
 from portakern import examples
 from portakern.backends.base import cpu_groups
 from portakern.backends.native import MAX_WORKGROUP, NativeCPU
-from portakern.backends.native_groups import GROUP_ITEMS, array_bound, lockstep_groups
+from portakern.backends.native_groups import CPU_GROUP_LIMIT, array_bound, lockstep_groups
 from portakern.errors import NDRangeError
 
 pytestmark = pytest.mark.skipif(
@@ -94,29 +95,30 @@ def _groups(nd: tuple[int, ...], shape: tuple[int, ...]) -> int:
 @pytest.mark.parametrize("cores", [1, 2, 8, 64])
 def test_lockstep_groups_grow_within_their_limits(nd, cores):
     base = cpu_groups(nd, MAX_WORKGROUP, (MAX_WORKGROUP,) * 3, cores, 256)
-    assert lockstep_groups(nd, base, None, cores) == base
-    assert lockstep_groups(nd, base, math.prod(base), cores) == base
-    grown = lockstep_groups(nd, base, 1, cores)
+    assert lockstep_groups(nd, base, None, cores, CPU_GROUP_LIMIT) == base
+    assert lockstep_groups(nd, base, math.prod(base), cores, CPU_GROUP_LIMIT) == base
+    grown = lockstep_groups(nd, base, 1, cores, CPU_GROUP_LIMIT)
     assert len(grown) == len(nd)
     for n, b, g in zip(nd, base, grown, strict=True):
         assert g % b == 0 and (g == b or g <= n)
         if n % b == 0:
             assert n % g == 0  # a tiling default stays tiling
     if grown != base:
-        assert math.prod(grown) <= GROUP_ITEMS
+        assert math.prod(grown) <= CPU_GROUP_LIMIT
         assert _groups(nd, grown) >= 4 * cores
 
 
 def test_a_histogram_sized_launch_gets_fewer_larger_groups():
     base = cpu_groups((16_000_000,), MAX_WORKGROUP, (MAX_WORKGROUP,) * 3, 2, 256)
     assert base == (2000,)
-    assert lockstep_groups((16_000_000,), base, 256, 2) == (16000,)
+    # 4000, not the 16000 the native path once chose alone: PoCL runs at most 4096.
+    assert lockstep_groups((16_000_000,), base, 256, 2, CPU_GROUP_LIMIT) == (4000,)
 
 
 @pytest.mark.parametrize("n", [2**22, 2**22 + 1])
 def test_a_kernel_without_per_item_state_runs_in_larger_groups(n):
     base = cpu_groups((n,), MAX_WORKGROUP, (MAX_WORKGROUP,) * 3, CORES, 256)
-    want = lockstep_groups((n,), base, 2, CORES)[0]
+    want = lockstep_groups((n,), base, 2, CORES, CPU_GROUP_LIMIT)[0]
     groups = -(-n // want)
     size = np.full(groups + 1, -1, np.int32)
     items = np.full(groups + 1, -1, np.int32)
@@ -125,8 +127,9 @@ def test_a_kernel_without_per_item_state_runs_in_larger_groups(n):
     expected = np.full(groups, want, np.int32)
     expected[-1] = n - (groups - 1) * want  # a partial last group runs only its items
     np.testing.assert_array_equal(items[:groups], expected)
+    assert want <= MAX_WORKGROUP  # no more than PoCL runs, so the paths agree
     if CORES <= 64:
-        assert want > MAX_WORKGROUP  # more than a caller may ask for
+        assert want > base[0]
 
 
 @pytest.mark.parametrize("n", [1_000_000, 16_000_000 // 4, 999_999])

@@ -28,18 +28,17 @@ builds and loads the shared objects, kept in the disk cache).
 from __future__ import annotations
 
 import ctypes
-import os
 from typing import Any, ClassVar
 
 import numpy as np
 
 from ..errors import BackendUnavailableError, CompilationError
 from . import native_runtime
-from .base import Availability, Backend, cpu_groups
+from .base import Availability, Backend
 from .host import NumPyArrays, stack_arrays
 from .native_args import argument_block, geometry_for, refreshed, stopped
 from .native_build import BUILD_LOCK, Compiled, Toolchain, build, find_toolchain
-from .native_groups import array_bound, lockstep_groups
+from .native_groups import UNKNOWN, GroupFacts, array_bound, cpu_workgroup
 from .native_runtime import (  # noqa: F401  (re-exported: tests and opencl.py)
     RT_LOCK,
     RUNTIME,
@@ -151,28 +150,23 @@ class NativeCPU(NumPyArrays, Backend):
         return True
 
     def default_workgroupsize(self, ndrange: tuple[int, ...], compiled: Any) -> tuple[int, ...]:
-        """Rows of up to 1024 items along the fastest axis (barrier kernels: see below).
+        """:meth:`cpu_workgroupsize` for a kernel whose facts are not known (base shape)."""
+        return self.cpu_workgroupsize(ndrange, UNKNOWN, compiled)
 
-        The items of a group run one after another in a SIMD loop; the groups are
-        the unit the OpenMP threads share, so a group is a chunk of work, not a
-        hardware shape. The loops stop at the ndrange, so no shape needs to tile it.
+    def cpu_workgroupsize(self, ndrange: tuple[int, ...], facts: GroupFacts,
+                          compiled: Any) -> tuple[int, ...]:
+        """``CPU()``'s default (:func:`.native_groups.cpu_workgroup`), as on PoCL.
+
+        A kernel that cannot tell its group's shape runs in rows of up to 1024 items
+        along the fastest axis: the items of a group run one after another in a SIMD
+        loop and the groups are the unit the OpenMP threads share, so a group is a
+        chunk of work, not a hardware shape, and the loops stop at the ndrange. Any
+        other gets the shape the OpenCL path gives it.
         """
-        if not ndrange:
-            return ()
-        if self.lockstep:
-            # Work-items of a group share @localmem and meet at barriers: the OpenCL
-            # path's CPU default (a shape that tiles the ndrange, up to 2048 items,
-            # else powers of two up to 256), so a kernel behaves as it did on PoCL;
-            # larger (up to 16384 items) for a kernel whose arrays are all smaller
-            # than that group and that keeps no per-item state (.native_groups).
-            cores = os.cpu_count() or 1
-            base = cpu_groups(ndrange, MAX_WORKGROUP, self.max_workitem_sizes(), cores,
-                              self.preferred_group_size)
-            if compiled is None:
-                return base
-            return lockstep_groups(ndrange, base, compiled.bound, cores)
-        last = max(1, min(ndrange[-1], _CHUNK))
-        return (1,) * (len(ndrange) - 1) + (last,)
+        blind = None
+        if ndrange and not self.lockstep:
+            blind = (1,) * (len(ndrange) - 1) + (max(1, min(ndrange[-1], _CHUNK)),)
+        return cpu_workgroup(ndrange, facts, MAX_WORKGROUP, self.max_workitem_sizes(), blind)
 
     def launch(self, compiled: Any, args: list, global_size: tuple[int, ...],
                local_size: tuple[int, ...]) -> None:

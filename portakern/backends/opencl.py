@@ -415,6 +415,16 @@ class CPU(NumPyArrays, OpenCL):
     def __repr__(self) -> str:
         return "CPU()"
 
+    def cpu_workgroupsize(self, ndrange: tuple[int, ...], facts: Any,
+                          compiled: Any) -> tuple[int, ...]:
+        """``CPU()``'s default, as on the native path (:func:`.native_groups.cpu_workgroup`);
+        a kernel blind to its group's shape keeps :meth:`default_workgroupsize`'s."""
+        from .native_groups import cpu_workgroup
+
+        limit = self._max_wg if compiled is None else self.max_workgroup_size(compiled)
+        return cpu_workgroup(ndrange, facts, limit, self._max_items,
+                             self.default_workgroupsize(ndrange, compiled))
+
     def launch(self, compiled: Any, args: list, global_size: tuple[int, ...],
                local_size: tuple[int, ...]) -> None:
         cl = sys.modules["pyopencl"]
