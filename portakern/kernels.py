@@ -27,6 +27,7 @@ from .errors import (
     PortakernError,
     user_stacklevel,
 )
+from .definition_checks import check_definitions
 from .language import KernelDef, Module, Param, parse
 from .launch import Launcher
 from .render import (
@@ -216,6 +217,7 @@ class Kernel:
         if hit is None:
             smap = self._template.render(target, self.constants, self._name)
             module = parse(smap)
+            check_definitions(module)  # helpers that end without return, keyword type names
             kdef = module.kernel(self._name)
             # A helper with @synchronize() becomes part of the body that calls it.
             from .barrier_helpers import inline_barrier_helpers  # on first parse, not at import

@@ -217,7 +217,7 @@ class Launcher:
         if hit is None:
             infos: dict = {}
             launch_args, bindings = check_args(kdef, args, backend, self.kernel.constants,
-                                                infos, self.kernel.labels)
+                                                infos, self.kernel.labels, self.kernel.template)
             self._hot = None
             self._memo = remember(kdef, args, launch_args, bindings, self.kernel.constants,
                                    infos)
@@ -365,9 +365,12 @@ class Launcher:
         self.plans.clear()
         try:
             self(*args, ndrange=ndrange, workgroupsize=workgroupsize)
-        except CompilationError:
+        except CompilationError as theirs:
             self.runner, self._memo, self._hot = None, None, None
             self.plans.clear()
+            if isinstance(exc, NotLockstep):
+                # The lowering's limit is not the user's error: the compiler's is.
+                raise _with_compiler_error(exc, theirs, self.backend) from theirs
             raise exc from None
         if isinstance(exc, NotLockstep):
             return  # a documented limit of lockstep lowering (docs/cpu.md), not a user error
@@ -432,6 +435,20 @@ class Launcher:
 
     def _compile(self, backend: Backend, bindings: tuple, ndim: int, unmasked: bool) -> Any:
         return self.kernel.build(backend, bindings, ndim, unmasked=unmasked)
+
+
+def _with_compiler_error(exc: CompilationError, compiler: CompilationError,
+                         backend: Backend) -> CompilationError:
+    """``exc`` (a lowering's refusal) with the error of the build it fell back to.
+
+    That build failing means the code does not compile at all: the compiler's
+    message, at the user's line, is what to fix, and its place becomes ``exc``'s.
+    """
+    exc.args = (f"{compiler}\n(Before that, the lockstep lowering of {backend!r}'s native "
+                f"path refused it: {exc.args[0]})", *exc.args[1:])
+    if compiler.filename is not None:
+        exc.filename, exc.lineno = compiler.filename, compiler.lineno
+    return exc
 
 
 _UNCACHED = object()

@@ -244,9 +244,13 @@ def compilation_error(headline: str, log: str, rendered: Any, target: str) -> An
     file (``rendered.filename``), each with the user's line and a caret; the whole
     log when none is about that file.
     """
-    from ..errors import CompilationError
+    from ..errors import CompilationError, locate
 
     diags = [d for d in parse_diagnostics(log) if d.filename == rendered.filename]
     msg = format_diagnostics(diags, rendered.sources()) if diags else log
-    return CompilationError(f"{headline}:\n{msg}", log=log, source=rendered.source,
-                            target=target)
+    err = CompilationError(f"{headline}:\n{msg}", log=log, source=rendered.source,
+                           target=target)
+    first = next((d for d in diags if d.is_error and d.line is not None), None)
+    if first is not None:
+        locate(err, rendered.filename, first.line, quote=False)
+    return err
