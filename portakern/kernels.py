@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 from . import resolve
 from .backends.base import Backend
+from .definition_checks import check_definitions
 from .errors import (
     KernelSyntaxError,
     KernelTypeError,
@@ -27,7 +28,6 @@ from .errors import (
     PortakernError,
     user_stacklevel,
 )
-from .definition_checks import check_definitions
 from .language import KernelDef, Module, Param, parse
 from .launch import Launcher
 from .render import (
@@ -236,7 +236,7 @@ class Kernel:
                         f"{target!r} ({_signature_text(kdef)}) than for "
                         f"{CANONICAL_TARGET!r} ({_signature_text(fixed)}); keep the "
                         f"signature outside {{% if target == ... %}} blocks: only bodies "
-                        f"may differ per target", self._template.filename, 1, 1)
+                        f"may differ per target", self._template.filename, kdef.line, kdef.col)
             hit = (module, kdef)
             self._parsed[target] = hit
         return hit

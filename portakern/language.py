@@ -135,7 +135,7 @@ class Module:
             raise KernelSyntaxError(
                 f"the source defines several @kernel functions ({names}); "
                 f"pick one with pk.kernel(source, name=...)",
-                self.source_map.filename, 1, 1, None)
+                self.source_map.filename, self.kernels[1].line, self.kernels[1].col, None)
         for k in self.kernels:
             if k.name == name:
                 return k

@@ -48,9 +48,13 @@ def test_relabel_names_arguments_as_the_caller_does():
     out, image = np.zeros(16, np.float32), np.arange(16, dtype=np.float64)
     with pytest.raises(pk.KernelTypeError) as info:
         blur(out, image, ndrange=out.shape)
-    # The message docs/api.md shows.
-    assert str(info.value) == ("argument 'image' (const T*) has dtype float64, but T is "
-                               "already float (float32) from argument 'out'")
+    # The message docs/api.md shows, then where the parameter is declared.
+    assert str(info.value).splitlines() == [
+        "argument 'image' (const T*) has dtype float64, but T is already float (float32) "
+        "from argument 'out'",
+        "  File \"<kernel source>\", line 2, in kernel 'blur', parameter 'src'",
+        "    @kernel void blur(T* dst, const T* src) {"]
+    assert (info.value.filename, info.value.lineno) == ("<kernel source>", 2)
     with pytest.raises(pk.KernelArgumentError, match=r"^argument 'image' \(const T\*\) "
                        r"shares memory with argument 'out' \(T\*\)"):
         blur(out, out, ndrange=out.shape)
