@@ -322,9 +322,10 @@ def scalar_for_array(where: str, p: Any, a: Any) -> KernelTypeError | None:
         return None
     kind = (f"a NumPy {a.dtype} scalar" if isinstance(a, (np.generic, np.ndarray))
             else f"a Python {type(a).__name__}")
+    value = a.item() if isinstance(a, (np.generic, np.ndarray)) else a
     return KernelTypeError(
-        f"{where} expects an array, got {kind} {a!r}; pass an array (e.g. "
-        f"numpy.full(n, {a!r}, numpy.{_dtype_word(p)})), or declare the parameter "
+        f"{where} expects an array, got {kind} {value!r}; pass an array (e.g. "
+        f"numpy.full(n, {value!r}, numpy.{_dtype_word(p)})), or declare the parameter "
         f"'{p.type} {p.name}' to take a number")
 
 
@@ -333,8 +334,21 @@ def _dtype_word(p: Any) -> str:
     return dtype.name if dtype is not None else "float32"
 
 
+#: Array types by library, looked up only in modules already imported (a stand-in
+#: installed as ``cupy`` counts as CuPy).
+_ARRAY_TYPES = (("numpy", "numpy", "ndarray"), ("cupy", "cupy", "ndarray"),
+                ("mlx", "mlx.core", "array"), ("torch", "torch", "Tensor"),
+                ("pyopencl", "pyopencl.array", "Array"))
+
+
 def _library(a: Any) -> str:
-    """The array's library, as its type's top-level module names it (``numpy``, ``cupy``)."""
+    """The array's library (``numpy``, ``cupy``, ``mlx``, ``torch``, ``pyopencl``)."""
+    import sys
+
+    for lib, module, name in _ARRAY_TYPES:
+        cls = getattr(sys.modules.get(module), name, None)
+        if isinstance(cls, type) and isinstance(a, cls):
+            return lib
     return type(a).__module__.partition(".")[0]
 
 
