@@ -345,3 +345,44 @@ def test_a_stop_without_a_sigint_is_not_reported_as_ctrl_c():
     out = done.stdout
     assert "no SIGINT (Ctrl-C) has come" in out and "'return'" in out, out
     assert "stopped by Ctrl-C" not in out
+
+
+BARRIER_UNDEFINED = """\
+@kernel void red(float* y, const float* x) {
+    @localmem float s[64];
+    const long li = @index(Local, Linear);
+    const long i = @index(Global, Linear);
+    s[li] = x[i];
+    @synchronize();
+    long k = s[63 - li] + undefined_thing;
+    y[i] = k;
+}
+"""
+
+
+@native
+def test_a_lockstep_bodys_compiler_error_has_the_users_column(tmp_path):
+    # The lockstep lowering writes the statement unindented ('long long k = ...'): the
+    # compiler's column is counted in that line, the caret must sit in the user's.
+    path = tmp_path / "red.pk"
+    path.write_text(BARRIER_UNDEFINED)
+    y, x = _arrays(64)
+    with pytest.raises(pk.CompilationError) as info:
+        pk.kernel.from_file(path)(y, x, ndrange=64, workgroupsize=64)
+    column = BARRIER_UNDEFINED.splitlines()[6].index("undefined_thing") + 1
+    msg = str(info.value)
+    assert f"{path}:7:{column}: error" in msg, msg
+    line, caret = msg.splitlines()[2:4]
+    assert line.strip() == "long k = s[63 - li] + undefined_thing;"
+    assert caret.index("^") == line.index("undefined_thing"), msg
+
+
+def test_columns_move_to_the_users_line():
+    from portakern.checks.diagnostics import Diagnostic, user_columns
+
+    generated = '#line 3 "k.pk"\nlong long k = nope;\n#line 4 "k.pk"\ny = k + nope2;\n'
+    user = {"k.pk": "a\nb\n    long k = nope;\n        y = k + nope2;\n"}
+    diags = [Diagnostic("k.pk", 3, 15, "error", "nope"),
+             Diagnostic("k.pk", 4, 9, "error", "nope2"),
+             Diagnostic("k.pk", 2, 1, "error", "no generated line: kept")]
+    assert [d.column for d in user_columns(diags, generated, user)] == [14, 17, 1]
