@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from . import bounds, timing
-from .arguments import check_args, prepare, recall, remember
+from .arguments import check_args, located, prepare, recall, remember
 from .backends.base import Backend
 from .errors import (
     CompilationError,
@@ -404,7 +404,8 @@ class Launcher:
             compiled = self._compile(backend, bindings, ndim, ndim > 0 and math.prod(nd) > 0)
         elif not exact_ok:
             compiled = self._compile(backend, bindings, ndim, False)
-        wg = _with_declared(kdef, ndim, self._workgroup(workgroupsize, ndim))
+        wg = _with_declared(kdef, ndim, self._workgroup(workgroupsize, ndim),
+                            self.kernel.template)
         # A size the caller or the kernel gives is checked against the device's
         # limits; the backend's own default is its to size (Backend.default_workgroupsize).
         given = wg is not None
@@ -513,19 +514,25 @@ def _all_int(nd: tuple) -> bool:
 
 
 def _with_declared(kdef: KernelDef, ndim: int, wg: tuple[int, ...] | None,
-                   ) -> tuple[int, ...] | None:
+                   source: Any = None) -> tuple[int, ...] | None:
     """The launch's workgroup size given the kernel's ``@kernel(workgroupsize=...)``.
 
-    A declared size is the default; a launch asking for another is an NDRangeError.
+    A declared size is the default; a launch asking for another is an NDRangeError,
+    pointed at the declaration in ``source`` (the kernel's template).
     """
-    declared = declared_workgroup(kdef, ndim)
-    if declared is None:
-        return wg
-    if wg is not None and wg != declared:
-        raise NDRangeError(
-            f"workgroupsize={wg} conflicts with workgroupsize={declared}, which kernel "
-            f"{kdef.name!r} declares (@kernel(workgroupsize=...) on line {kdef.line}); "
-            f"launch without workgroupsize= or with {declared}")
+    try:
+        declared = declared_workgroup(kdef, ndim)
+        if declared is None:
+            return wg
+        if wg is not None and wg != declared:
+            raise NDRangeError(
+                f"workgroupsize={wg} conflicts with workgroupsize={declared}, which kernel "
+                f"{kdef.name!r} declares (@kernel(workgroupsize=...) on line {kdef.line}); "
+                f"launch without workgroupsize= or with {declared}")
+    except NDRangeError as exc:
+        if source is not None:
+            located(exc, source, kdef)
+        raise
     return declared
 
 

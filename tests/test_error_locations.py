@@ -386,3 +386,13 @@ def test_columns_move_to_the_users_line():
              Diagnostic("k.pk", 4, 9, "error", "nope2"),
              Diagnostic("k.pk", 2, 1, "error", "no generated line: kept")]
     assert [d.column for d in user_columns(diags, generated, user)] == [14, 17, 1]
+
+
+def test_a_workgroup_size_against_the_declared_one_names_the_declaration(tmp_path):
+    path = tmp_path / "wg.pk"
+    path.write_text("// declared size\n@kernel(workgroupsize=64) void f(float* y) {\n"
+                    "    y[@index(Global, Linear)] = 1;\n}\n")
+    y = np.zeros(128, np.float32)
+    with pytest.raises(pk.NDRangeError, match=r"conflicts with workgroupsize=\(64,\)") as info:
+        pk.kernel.from_file(path)(y, ndrange=128, workgroupsize=32)
+    _at(info.value, path, 2, "@kernel(workgroupsize=64) void f(float* y) {")
