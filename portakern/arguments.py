@@ -18,13 +18,20 @@ from typing import Any
 import numpy as np
 
 from .backends.base import Backend
-from .errors import BackendMismatchError, KernelArgumentError, KernelTypeError, PortakernError
+from .errors import (
+    BackendMismatchError,
+    KernelArgumentError,
+    KernelTypeError,
+    PortakernError,
+    locate,
+    source_line,
+)
 from .language import KernelDef, check_count
 from .types import KNOWN_TYPES, TYPE_DTYPES, type_name_of
 from .vectors import VECTOR_TYPES, element_dtype
 from .vectors import check_array as check_vector_array
 
-__all__ = ["check_args", "convert_scalar", "recall", "remember"]
+__all__ = ["check_args", "convert_scalar", "located", "recall", "remember", "scalar_for_array"]
 
 
 def remember(kdef: KernelDef, args: tuple, launch_args: list, bindings: tuple,
@@ -133,14 +140,37 @@ def _describe(i: int, p: Any, label: str | None = None, origin: str | None = Non
 
 def check_args(kdef: KernelDef, args: tuple, backend: Backend,
                 constants: dict[str, Any], infos: dict | None = None,
-                labels: Mapping[str, str] | None = None) -> tuple[list, tuple]:
+                labels: Mapping[str, str] | None = None,
+                source: Any = None) -> tuple[list, tuple]:
     """Check every argument against the signature; return launch args and bindings.
 
     Nothing is launched or written here, so a rejected call changes no array.
     ``infos``, if given, receives each array argument's ``ArrayInfo`` by position.
     ``labels`` maps parameter names to the names the caller's API gives them
-    (:meth:`portakern.Kernel.relabel`); messages use those.
+    (:meth:`portakern.Kernel.relabel`); messages use those. ``source``, the
+    kernel's template (its ``filename`` and ``source``), points each error at the
+    declaration of the parameter it is about (:func:`located`).
     """
+    at: list = [None]  # the parameter being checked, for the error's place
+    try:
+        return _check_args(kdef, args, backend, constants, infos, labels, at)
+    except (KernelTypeError, KernelArgumentError, BackendMismatchError) as exc:
+        if source is None:
+            raise
+        raise located(exc, source, kdef, at[0]) from exc.__cause__
+
+
+def located(exc: PortakernError, source: Any, kdef: KernelDef, p: Any = None) -> PortakernError:
+    """``exc`` pointed at parameter ``p``'s declaration in ``source`` (the kernel's
+    template: ``filename`` and ``source``), or at the ``@kernel`` line without ``p``."""
+    line = p.line if p is not None and p.line else kdef.line
+    where = f"in kernel {kdef.name!r}" + (f", parameter {p.name!r}" if p is not None else "")
+    return locate(exc, source.filename, line, source_line(source.source, line), where)
+
+
+def _check_args(kdef: KernelDef, args: tuple, backend: Backend, constants: dict[str, Any],
+                infos: dict | None, labels: Mapping[str, str] | None,
+                at: list) -> tuple[list, tuple]:
     params = kdef.params
     lab = (labels or {}).get
     check_count(kdef.name, params, len(args))
@@ -152,6 +182,7 @@ def check_args(kdef: KernelDef, args: tuple, backend: Backend,
     for i, (p, a) in enumerate(zip(params, args, strict=True)):
         if not p.pointer:
             continue
+        at[0] = p
         info = backend.array_info(a)
         if info is None:
             _wrong_array(i, p, a, backend, lab(p.name))
@@ -166,7 +197,7 @@ def check_args(kdef: KernelDef, args: tuple, backend: Backend,
             if info.dtype != expected:
                 raise KernelTypeError(
                     f"{_describe(i, p, lab(p.name))} must have dtype {expected}, got "
-                    f"{info.dtype}")
+                    f"{info.dtype}; convert it ({_astype(a, lab(p.name) or p.name, expected)})")
         elif name is None:
             raise KernelTypeError(
                 f"{_describe(i, p, lab(p.name))} has dtype {info.dtype}, which no kernel "
@@ -183,7 +214,7 @@ def check_args(kdef: KernelDef, args: tuple, backend: Backend,
         if not info.c_contiguous:
             raise KernelArgumentError(
                 f"{_describe(i, p, lab(p.name))} must be C-contiguous; pass a contiguous copy "
-                f"(numpy.ascontiguousarray or .copy())")
+                f"({_contiguous(a, lab(p.name) or p.name)})")
         if p.writable and not info.writable:
             raise KernelArgumentError(
                 f"{_describe(i, p, lab(p.name))} is read-only but the kernel may write it; "
@@ -198,6 +229,7 @@ def check_args(kdef: KernelDef, args: tuple, backend: Backend,
     for i, (p, a) in enumerate(zip(params, args, strict=True)):
         if p.pointer:
             continue
+        at[0] = p
         t = bindings.get(p.type, p.type)
         if t not in KNOWN_TYPES:
             if isinstance(a, np.generic) and type_name_of(a.dtype):
@@ -211,12 +243,16 @@ def check_args(kdef: KernelDef, args: tuple, backend: Backend,
                     f"bind it with kernel.specialize({p.type}='float')")
         out[i] = convert_scalar(a, t, i, p, lab(p.name), bound_by.get(p.type))
     for i, p in enumerate(params):
+        at[0] = p
         feature = _FEATURES.get(element_dtype(bindings.get(p.type, p.type)))
         if feature is not None and not backend.supports(feature):
+            fix = (_astype(args[i], lab(p.name) or p.name, np.dtype(np.float32)) if p.pointer
+                   else f"numpy.float32({lab(p.name) or p.name})")
             raise KernelTypeError(
                 f"{_describe(i, p, lab(p.name))} is {feature}, which {backend!r} does not "
-                f"support; convert it (e.g. .astype(numpy.float32)) or use another backend")
-    _check_no_alias(params, out, extents, lab)
+                f"support; convert it ({fix}) or use another backend")
+    at[0] = None
+    _check_no_alias(params, out, extents, lab, at)
     return out, tuple(sorted((tv, bindings[tv]) for tv in kdef.type_vars))
 
 
@@ -226,7 +262,7 @@ def _source(i: int, p: Any, label: str | None) -> str:
 
 
 def _check_no_alias(params: list, handles: list, extents: list,
-                    lab: Any = lambda name: None) -> None:
+                    lab: Any = lambda name: None, at: list | None = None) -> None:
     """A ``const T*`` is rendered no-alias (restrict): it must not overlap a written array.
 
     Memory ranges decide where the backend gives them (``ArrayInfo.extent``): a
@@ -249,6 +285,8 @@ def _check_no_alias(params: list, handles: list, extents: list,
                 overlap = (a is b and a is not None) or (
                     both_numpy and a.size > 0 and b.size > 0 and np.may_share_memory(a, b))
             if overlap:
+                if at is not None:
+                    at[0] = pc
                 shown = lab(pc.name) or pc.name
                 raise KernelArgumentError(
                     f"{_describe(c, pc, lab(pc.name))} shares memory with "
@@ -263,6 +301,9 @@ _FEATURES = {np.dtype(np.float64): "float64", np.dtype(np.float16): "float16"}
 def _wrong_array(i: int, p: Any, a: Any, backend: Backend, label: str | None = None) -> None:
     from .ownership import backend_name_of
 
+    scalar = scalar_for_array(_describe(i, p, label), p, a)
+    if scalar is not None:
+        raise scalar
     other = backend_name_of(a)
     if other is None:
         raise KernelTypeError(
@@ -270,8 +311,93 @@ def _wrong_array(i: int, p: Any, a: Any, backend: Backend, label: str | None = N
             f"{type(a).__qualname__}")
     raise BackendMismatchError(
         f"{_describe(i, p, label)} is a {type(a).__module__}.{type(a).__qualname__} on "
-        f"{other}, but the launch runs on {backend!r}; move it with backend.to_device(...) "
-        f"or launch on its own backend")
+        f"{other}, but the launch runs on {backend!r}; move it with "
+        f"{_move(a, backend, label or p.name)} or launch on its own backend")
+
+
+def scalar_for_array(where: str, p: Any, a: Any) -> KernelTypeError | None:
+    """The error for a number passed for array parameter ``p`` (None if ``a`` is not one)."""
+    if not isinstance(a, (int, float, complex, np.generic)) and not (
+            isinstance(a, np.ndarray) and a.ndim == 0):
+        return None
+    kind = (f"a NumPy {a.dtype} scalar" if isinstance(a, (np.generic, np.ndarray))
+            else f"a Python {type(a).__name__}")
+    value = a.item() if isinstance(a, (np.generic, np.ndarray)) else a
+    return KernelTypeError(
+        f"{where} expects an array, got {kind} {value!r}; pass an array (e.g. "
+        f"numpy.full(n, {value!r}, numpy.{_dtype_word(p)})), or declare the parameter "
+        f"'{p.type} {p.name}' to take a number")
+
+
+def _dtype_word(p: Any) -> str:
+    dtype = TYPE_DTYPES.get(p.type)
+    return dtype.name if dtype is not None else "float32"
+
+
+#: Array types by library, looked up only in modules already imported (a stand-in
+#: installed as ``cupy`` counts as CuPy).
+_ARRAY_TYPES = (("numpy", "numpy", "ndarray"), ("cupy", "cupy", "ndarray"),
+                ("mlx", "mlx.core", "array"), ("torch", "torch", "Tensor"),
+                ("pyopencl", "pyopencl.array", "Array"))
+
+
+def _library(a: Any) -> str:
+    """The array's library (``numpy``, ``cupy``, ``mlx``, ``torch``, ``pyopencl``)."""
+    import sys
+
+    for lib, module, name in _ARRAY_TYPES:
+        cls = getattr(sys.modules.get(module), name, None)
+        if isinstance(cls, type) and isinstance(a, cls):
+            return lib
+    return type(a).__module__.partition(".")[0]
+
+
+def _astype(a: Any, name: str, dtype: np.dtype) -> str:
+    """How the array's own library converts ``name`` to ``dtype``."""
+    lib, word = _library(a), dtype.name
+    if lib == "mlx":
+        return (f"{name}.astype(mx.{word}), or make it with "
+                f"mx.array(..., dtype=mx.{word})")
+    if lib == "torch":
+        return f"{name}.to(torch.{word})"
+    if lib == "cupy":
+        return f"{name}.astype(cupy.{word})"
+    return f"{name}.astype(numpy.{word})"  # NumPy, PyOpenCL (its astype takes NumPy's)
+
+
+def _contiguous(a: Any, name: str) -> str:
+    """How the array's own library makes a C-contiguous copy of ``name``."""
+    lib = _library(a)
+    if lib == "mlx":
+        return f"mx.contiguous({name})"
+    if lib == "torch":
+        return f"{name}.contiguous()"
+    if lib == "cupy":
+        return f"cupy.ascontiguousarray({name})"
+    if lib == "pyopencl":  # (pyopencl's copy() refuses a non-contiguous array)
+        return f"pyopencl.array.to_device({name}.queue, numpy.ascontiguousarray({name}.get()))"
+    if lib == "numpy":
+        return f"numpy.ascontiguousarray({name})"
+    return f"a contiguous copy of {name}"
+
+
+#: How each built-in backend's own library takes a NumPy array (``backend.name``).
+_TO_DEVICE = {"OpenCL": "pyopencl.array.to_device(queue, {x})", "CUDA": "cupy.asarray({x})",
+              "Metal": "mx.array({x})", "MLX-CUDA": "mx.array({x})"}
+#: How each library's array comes back to NumPy, for a launch on CPU().
+_TO_HOST = {"cupy": "cupy.asnumpy({x})", "pyopencl": "{x}.get()", "mlx": "numpy.array({x})",
+            "torch": "{x}.numpy()"}
+
+
+def _move(a: Any, backend: Backend, name: str) -> str:
+    """How to move ``name`` to ``backend``, in portakern's and the libraries' own words."""
+    target, lib = getattr(backend, "name", ""), _library(a)
+    host = name if lib == "numpy" else _TO_HOST.get(lib, "numpy.asarray({x})").format(x=name)
+    if target == "CPU":
+        return host
+    own = _TO_DEVICE.get(target)
+    spelled = f"backend.to_device({host})"
+    return f"{spelled} or {own.format(x=host)}" if own else spelled
 
 
 _FMAX = {dt: float(np.finfo(dt).max) for dt in TYPE_DTYPES.values() if dt.kind == "f"}
@@ -308,6 +434,12 @@ def convert_scalar(value: Any, type_name: str, i: int, p: Any, label: str | None
     where = _describe(i, p, label, origin)
     if isinstance(value, np.ndarray) and value.ndim == 0:
         value = value[()]
+    elif hasattr(value, "shape") and hasattr(value, "dtype") and not isinstance(value, np.generic):
+        tp = type(value)
+        raise KernelTypeError(
+            f"{where} takes a number, got a {tp.__module__}.{tp.__qualname__} of shape "
+            f"{tuple(value.shape)}; pass one value, or declare the parameter "
+            f"'const {p.type}* {p.name}' to take an array")
     if dtype.kind == "b":
         if isinstance(value, (bool, np.bool_)):
             return np.bool_(value)

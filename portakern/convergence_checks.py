@@ -111,7 +111,7 @@ def _check_loop(smap: SourceMap, loop: Loop, per_item: dict) -> None:
     if loop.source is not None:
         raise smap.error_at(
             f"{loop.describe()} reads {_construct(loop.source)}, which has a value per "
-            f"work-item. {rewrite}", _position(loop.source))
+            f"work-item. {rewrite}", _position(loop.source, loop.keyword))
     bad = [(t, b) for t, b in loop.refs if b in per_item]
     if not bad:
         return
@@ -132,7 +132,7 @@ def _check_unit(smap: SourceMap, unit: Unit, per_item: dict, why: dict) -> None:
                     f"of the group, but it {_cause(hit, per_item)}; drop @uniform, or "
                     f"compute it from group-uniform values (kernel arguments, constants, "
                     f"@ndrange, @groupsize, @index(Group, ...))",
-                    _position(hit if not isinstance(hit, tuple) else hit[0]))
+                    _position(hit if not isinstance(hit, tuple) else hit[0], _near(unit)))
         return
     if unit.jump is not None:
         assert unit.loop is not None  # a jump is recorded with the loop it leaves
@@ -171,7 +171,7 @@ def _check_uniform(smap: SourceMap, unit: Unit, what: str, hint: str, rule: bool
         raise smap.error_at(
             f"{what}; but the statement {_cause(hit, per_item)}{hint}."
             f"{' ' + _REWRITE if rule else ''}",
-            _position(hit if not isinstance(hit, tuple) else hit[0]))
+            _position(hit if not isinstance(hit, tuple) else hit[0], _near(unit)))
     if unit.store is not None:
         raise smap.error_at(
             f"{what}; it cannot also write memory ('{unit.store.text}'), which it would "
@@ -205,14 +205,27 @@ def _construct(source: object) -> str:
     return "a per-item value"
 
 
-def _position(it: object) -> Token:
+def _position(it: object, near: object = None) -> Token:
+    """Where ``it`` is in the user's file; ``near`` (the statement's or loop's first
+    token) where ``it`` has no position of its own, never line 1 by default."""
     if isinstance(it, Token):
         return it
     if isinstance(it, Gen) and it.at is not None:
         return it.at
-    if isinstance(it, Call):
-        return Token("at", "@index", it.line or 1, it.col or 1)
+    fallback = near if isinstance(near, Token) else None
+    if isinstance(it, Call) and it.line:
+        return Token("at", "@index", it.line, it.col or 1)
+    if fallback is not None:
+        return fallback
     return Token("at", "@synchronize", 1, 1)
+
+
+def _near(unit: Unit) -> Token | None:
+    """The first of the user's tokens a unit has (its first part, a read, a write)."""
+    for it in (unit.first, *(t for t, _ in unit.reads), *(t for t, _ in unit.writes)):
+        if isinstance(it, Token):
+            return it
+    return None
 
 
 def _cause(hit: object, per_item: dict) -> str:

@@ -30,6 +30,18 @@ class PortakernError(Exception):
     """Root of every exception raised by portakern."""
 
 
+class _AtSource(PortakernError):
+    """An error that can point at the user's kernel source (:func:`locate` sets it).
+
+    ``filename`` and ``lineno`` are the user's file and line (a ``.pk`` file, a
+    package resource, or ``<kernel ...>`` for a source given as a string), None
+    when the error is not about one place in it.
+    """
+
+    filename: str | None = None
+    lineno: int | None = None
+
+
 class KernelSyntaxError(PortakernError, SyntaxError):
     """The kernel source is malformed; raised before any compiler runs.
 
@@ -61,15 +73,15 @@ class KernelSyntaxError(PortakernError, SyntaxError):
         return "\n".join(out)
 
 
-class KernelArgumentError(PortakernError, ValueError):
+class KernelArgumentError(_AtSource, ValueError):
     """An argument has the right type but a bad value (shape, range, layout)."""
 
 
-class KernelTypeError(PortakernError, TypeError):
+class KernelTypeError(_AtSource, TypeError):
     """An argument has the wrong type or dtype, or the count is wrong."""
 
 
-class NDRangeError(PortakernError, ValueError):
+class NDRangeError(_AtSource, ValueError):
     """The ndrange or workgroup size is invalid for the kernel or the device."""
 
 
@@ -77,11 +89,11 @@ class BackendUnavailableError(PortakernError, ImportError):
     """The backend cannot run here; the message says why and how to install it."""
 
 
-class BackendMismatchError(PortakernError, TypeError):
+class BackendMismatchError(_AtSource, TypeError):
     """Arrays from different backends, or an array type no backend claims."""
 
 
-class CompilationError(PortakernError, RuntimeError):
+class CompilationError(_AtSource, RuntimeError):
     """The vendor compiler rejected the rendered source.
 
     ``log`` holds the compiler's output, ``source`` the rendered source that was
@@ -97,7 +109,7 @@ class CompilationError(PortakernError, RuntimeError):
         self.target = target
 
 
-class LaunchError(PortakernError, RuntimeError):
+class LaunchError(_AtSource, RuntimeError):
     """The device reported an error while running a kernel."""
 
 
@@ -173,6 +185,34 @@ class PortabilityWarning(UserWarning):
     on the others. Turn it into an error with
     ``warnings.simplefilter("error", pk.PortabilityWarning)``.
     """
+
+
+def locate(exc: PortakernError, filename: str, lineno: int, text: str | None = None,
+           where: str | None = None, *, quote: bool = True) -> PortakernError:
+    """Point ``exc`` at the user's ``filename`` and ``lineno``; return it.
+
+    Sets ``exc.filename`` and ``exc.lineno`` and, with ``quote``, ends the message
+    with the place as a Python traceback shows one (``File "k.pk", line 3, in
+    kernel 'f'``) and the line's ``text``, so an editor or terminal can open it. An
+    error already located keeps its place (the innermost knows best); a
+    :class:`KernelSyntaxError` has its own.
+    """
+    if isinstance(exc, SyntaxError) or getattr(exc, "filename", None) is not None:
+        return exc
+    exc.filename, exc.lineno = filename, lineno  # type: ignore[attr-defined]
+    if quote:
+        head = f'  File "{filename}", line {lineno}' + (f", {where}" if where else "")
+        if text is not None and text.strip():
+            head += "\n    " + text.strip()
+        first = str(exc.args[0]) if exc.args else ""
+        exc.args = (f"{first}\n{head}", *exc.args[1:])
+    return exc
+
+
+def source_line(source: str, lineno: int) -> str | None:
+    """Line ``lineno`` (1-based) of ``source``, or None past its end."""
+    lines = source.split("\n")
+    return lines[lineno - 1] if 0 < lineno <= len(lines) else None
 
 
 _PACKAGE_DIR = str(Path(__file__).resolve().parent)

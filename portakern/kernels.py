@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 from . import resolve
 from .backends.base import Backend
+from .definition_checks import check_definitions
 from .errors import (
     KernelSyntaxError,
     KernelTypeError,
@@ -224,6 +225,7 @@ class Kernel:
                 self._parsed[target] = hit
                 return hit
             module = parse(smap)
+            check_definitions(module)  # helpers that end without return, keyword type names
             kdef = module.kernel(self._name)
             # A helper with @synchronize() becomes part of the body that calls it.
             from .barrier_helpers import inline_barrier_helpers  # on first parse, not at import
@@ -242,7 +244,7 @@ class Kernel:
                         f"{target!r} ({_signature_text(kdef)}) than for "
                         f"{CANONICAL_TARGET!r} ({_signature_text(fixed)}); keep the "
                         f"signature outside {{% if target == ... %}} blocks: only bodies "
-                        f"may differ per target", self._template.filename, 1, 1)
+                        f"may differ per target", self._template.filename, kdef.line, kdef.col)
             hit = (module, kdef)
             self._parsed[target] = self._parsed_text[text_key] = hit
         return hit

@@ -45,6 +45,7 @@ class Param:
     pointer: bool
     const: bool
     index: int
+    line: int = field(default=0, compare=False)  # the user's line of its name (errors)
 
     @property
     def is_array(self) -> bool:
@@ -134,7 +135,7 @@ class Module:
             raise KernelSyntaxError(
                 f"the source defines several @kernel functions ({names}); "
                 f"pick one with pk.kernel(source, name=...)",
-                self.source_map.filename, 1, 1, None)
+                self.source_map.filename, self.kernels[1].line, self.kernels[1].col, None)
         for k in self.kernels:
             if k.name == name:
                 return k
@@ -194,7 +195,7 @@ def _parse_params(tokens: list[Token], smap: SourceMap, opener: Token) -> list[P
                 "a kernel parameter needs a type and a name ('T* x', 'const T* x', 'T a')",
                 group[0])
         check_vector_param(name.text, type_name, stars == 1, name, smap)
-        params.append(Param(name.text, type_name, stars == 1, const and stars == 1, idx))
+        params.append(Param(name.text, type_name, stars == 1, const and stars == 1, idx, name.line))
     seen: set[str] = set()
     for p in params:
         if p.name in seen:

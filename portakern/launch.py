@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from . import bounds, log, timing
-from .arguments import check_args, prepare, recall, remember
+from .arguments import check_args, located, prepare, recall, remember
 from .backends.base import Backend
 from .errors import (
     CompilationError,
@@ -220,7 +220,7 @@ class Launcher:
         if hit is None:
             infos: dict = {}
             launch_args, bindings = check_args(kdef, args, backend, self.kernel.constants,
-                                                infos, self.kernel.labels)
+                                                infos, self.kernel.labels, self.kernel.template)
             self._hot = None
             self._memo = remember(kdef, args, launch_args, bindings, self.kernel.constants,
                                    infos)
@@ -368,9 +368,12 @@ class Launcher:
         self.plans.clear()
         try:
             self(*args, ndrange=ndrange, workgroupsize=workgroupsize)
-        except CompilationError:
+        except CompilationError as theirs:
             self.runner, self._memo, self._hot = None, None, None
             self.plans.clear()
+            if isinstance(exc, NotLockstep):
+                # The lowering's limit is not the user's error: the compiler's is.
+                raise _with_compiler_error(exc, theirs, self.backend) from theirs
             raise exc from None
         if isinstance(exc, NotLockstep):
             return  # a documented limit of lockstep lowering (docs/cpu.md), not a user error
@@ -404,7 +407,8 @@ class Launcher:
             compiled = self._compile(backend, bindings, ndim, ndim > 0 and math.prod(nd) > 0)
         elif not exact_ok:
             compiled = self._compile(backend, bindings, ndim, False)
-        wg = _with_declared(kdef, ndim, self._workgroup(workgroupsize, ndim))
+        wg = _with_declared(kdef, ndim, self._workgroup(workgroupsize, ndim),
+                            self.kernel.template)
         # A size the caller or the kernel gives is checked against the device's
         # limits; the backend's own default is its to size (Backend.default_workgroupsize).
         given = wg is not None
@@ -455,6 +459,20 @@ class Launcher:
 
     def _compile(self, backend: Backend, bindings: tuple, ndim: int, unmasked: bool) -> Any:
         return self.kernel.build(backend, bindings, ndim, unmasked=unmasked)
+
+
+def _with_compiler_error(exc: CompilationError, compiler: CompilationError,
+                         backend: Backend) -> CompilationError:
+    """``exc`` (a lowering's refusal) with the error of the build it fell back to.
+
+    That build failing means the code does not compile at all: the compiler's
+    message, at the user's line, is what to fix, and its place becomes ``exc``'s.
+    """
+    exc.args = (f"{compiler}\n(Before that, the lockstep lowering of {backend!r}'s native "
+                f"path refused it: {exc.args[0]})", *exc.args[1:])
+    if compiler.filename is not None:
+        exc.filename, exc.lineno = compiler.filename, compiler.lineno
+    return exc
 
 
 _UNCACHED = object()
@@ -519,19 +537,25 @@ def _all_int(nd: tuple) -> bool:
 
 
 def _with_declared(kdef: KernelDef, ndim: int, wg: tuple[int, ...] | None,
-                   ) -> tuple[int, ...] | None:
+                   source: Any = None) -> tuple[int, ...] | None:
     """The launch's workgroup size given the kernel's ``@kernel(workgroupsize=...)``.
 
-    A declared size is the default; a launch asking for another is an NDRangeError.
+    A declared size is the default; a launch asking for another is an NDRangeError,
+    pointed at the declaration in ``source`` (the kernel's template).
     """
-    declared = declared_workgroup(kdef, ndim)
-    if declared is None:
-        return wg
-    if wg is not None and wg != declared:
-        raise NDRangeError(
-            f"workgroupsize={wg} conflicts with workgroupsize={declared}, which kernel "
-            f"{kdef.name!r} declares (@kernel(workgroupsize=...) on line {kdef.line}); "
-            f"launch without workgroupsize= or with {declared}")
+    try:
+        declared = declared_workgroup(kdef, ndim)
+        if declared is None:
+            return wg
+        if wg is not None and wg != declared:
+            raise NDRangeError(
+                f"workgroupsize={wg} conflicts with workgroupsize={declared}, which kernel "
+                f"{kdef.name!r} declares (@kernel(workgroupsize=...) on line {kdef.line}); "
+                f"launch without workgroupsize= or with {declared}")
+    except NDRangeError as exc:
+        if source is not None:
+            located(exc, source, kdef)
+        raise
     return declared
 
 

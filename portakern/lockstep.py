@@ -32,6 +32,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 from . import subgroups
+from .errors import locate
 from .language import KernelDef, Module, Token, next_significant
 from .lowerer import Lowerer, NotLockstep
 from .parts import (
@@ -324,12 +325,21 @@ class LockstepLowerer(Lowerer):
         # read or write a variable that has one value per work-item.
         names = {nm for scope in self.scopes for nm in scope} | self.recomputed_names()
         for it in items:
-            if isinstance(it, Token) and it.kind == "id" and it.text in names:
-                raise NotLockstep(
+            if isinstance(it, Token) and it.kind == "id" and it.text in names \
+                    and it.text not in self.type_words:
+                raise self.refused(
                     f"kernel {self.k.name!r}: {it.text!r} (line {it.line}) has a value per "
                     f"work-item, but the code around @synchronize that reads it runs once "
                     f"per group when work-items run in lockstep loops; mark a group-wide "
-                    f"value @uniform")
+                    f"value @uniform", it.line)
+
+    def refused(self, message: str, line: int) -> NotLockstep:
+        """A :class:`NotLockstep` pointed at the user's ``line`` (file, line and text)."""
+        smap = self.smap
+        text = next((smap.lines()[n] for n, user in enumerate(smap.line_of) if user == line),
+                    None)
+        return locate(NotLockstep(message), smap.filename, line, text,
+                      f"in kernel {self.k.name!r}")
 
     # -- where a run's declarations live ----------------------------------------------
     def split_run(self, run: list[list]) -> tuple[list, list]:
@@ -427,15 +437,15 @@ class LockstepLowerer(Lowerer):
         out: list = []
         for decl in split_after(declarations, ";"):
             at = declarator_name(decl)
-            if at is None or not isinstance(decl[at], Token):
-                out += decl  # blanks and comments
+            if at is None or not isinstance(decl[at], Token) or decl[at].text in self.type_words:
+                out += decl  # blanks and comments (or no name: the compiler says what)
                 continue
             name = decl[at].text
             if any(is_tok(it, "=") for it in decl):
                 # A variable-length array (one element per item) cannot be initialised.
-                raise NotLockstep(
+                raise self.refused(
                     f"kernel {self.k.name!r}: the array {name!r} (line {decl[at].line}) has "
-                    f"an initializer and lives across @synchronize")
+                    f"an initializer and lives across @synchronize", decl[at].line)
             self.scopes[-1].append(name)
             out += decl[:at] + [Gen(f"pk_priv_{name}[pk_items]")] + decl[at + 1:]
         return out

@@ -35,10 +35,12 @@ from __future__ import annotations
 from typing import Any
 
 from . import registry
+from .arguments import located, scalar_for_array
 from .backends.base import Backend
-from .errors import BackendMismatchError
+from .errors import BackendMismatchError, KernelTypeError, PortakernError
 from .language import check_count
 from .ownership import BY_TYPE, backend_name_of, owner_of
+from .targets import CANONICAL_TARGET
 
 __all__ = ["get_backend", "backend_name_of", "backend_for_args", "clear_resolution_cache",
            "RESOLUTION_ORDER"]
@@ -68,6 +70,7 @@ registry.on_change(clear_resolution_cache)
 
 
 def _unknown(array: Any, where: str) -> BackendMismatchError:
+    """The error for an array of a type no backend claims."""
     tp = type(array)
     return BackendMismatchError(
         f"{where} has type {tp.__module__}.{tp.__qualname__}, which no backend handles "
@@ -122,6 +125,11 @@ def _named(kernel: Any, p: Any) -> str:
     return f"argument {p.index} {p.name!r}" if label is None else f"argument {label!r}"
 
 
+def _at(kernel: Any, exc: PortakernError, p: Any) -> PortakernError:
+    """``exc`` pointed at parameter ``p``'s declaration (the ``@kernel`` line without it)."""
+    return located(exc, kernel.template, kernel.parsed(CANONICAL_TARGET)[1], p)
+
+
 def resolve_args(kernel: Any, args: tuple) -> tuple[Backend, bool]:
     """The backend of a kernel call's arrays, and whether their types alone decided it.
 
@@ -130,7 +138,10 @@ def resolve_args(kernel: Any, args: tuple) -> tuple[Backend, bool]:
     :data:`generation`), so the caller may cache by argument types.
     """
     params = kernel.signature
-    check_count(kernel.name, params, len(args))
+    try:
+        check_count(kernel.name, params, len(args))
+    except KernelTypeError as exc:
+        raise _at(kernel, exc, None) from None
     first = None
     by_type = True
     for p, a in zip(params, args, strict=True):
@@ -143,13 +154,15 @@ def resolve_args(kernel: Any, args: tuple) -> tuple[Backend, bool]:
         else:
             b = r(a)
         if b is None:
-            raise _unknown(a, _named(kernel, p))
+            named = _named(kernel, p)
+            raise _at(kernel, scalar_for_array(f"{named} ({p.describe()})", p, a)
+                      or _unknown(a, named), p)
         by_type = by_type and getattr(r, "by_type", False)
         if first is None:
             first = b
         elif b != first:
-            raise _mixed([(_named(kernel, q), x)
-                          for q, x in zip(params, args, strict=True) if q.pointer])
+            raise _at(kernel, _mixed([(_named(kernel, q), x)
+                                      for q, x in zip(params, args, strict=True) if q.pointer]), p)
     if first is None:
         # No array says: the CPU backend, as NumPy arrays would resolve to.
         return registry.backend_by_name("CPU"), True

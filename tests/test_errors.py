@@ -130,3 +130,53 @@ def test_backend_check_available_raises_with_reason(monkeypatch):
                         classmethod(lambda cls: Availability(False, "no driver; install it")))
     with pytest.raises(BackendUnavailableError, match="CPU backend unavailable: no driver"):
         backend.check_available()
+
+
+# -- errors that point at the user's source (errors.locate) ---------------------------------
+
+LOCATABLE = [KernelArgumentError, KernelTypeError, NDRangeError, BackendMismatchError,
+             CompilationError, LaunchError]
+
+
+@pytest.mark.parametrize("cls", LOCATABLE, ids=lambda c: c.__name__)
+def test_located_errors_name_the_file_and_line_like_a_traceback(cls):
+    plain = cls("what went wrong")
+    assert (plain.filename, plain.lineno) == (None, None)  # nothing is made up
+    err = errors.locate(cls("what went wrong"), "k.pk", 3, "    const float* x,",
+                        "in kernel 'f', parameter 'x'")
+    assert (err.filename, err.lineno) == ("k.pk", 3)
+    assert str(err).splitlines() == ["what went wrong",
+                                     "  File \"k.pk\", line 3, in kernel 'f', parameter 'x'",
+                                     "    const float* x,"]
+    back = pickle.loads(pickle.dumps(err))
+    assert (type(back), back.filename, back.lineno, str(back)) == (cls, "k.pk", 3, str(err))
+
+
+def test_the_innermost_place_wins_and_syntax_errors_keep_their_own():
+    err = errors.locate(KernelTypeError("bad"), "a.pk", 7)
+    assert errors.locate(err, "b.pk", 1) is err
+    assert (err.filename, err.lineno) == ("a.pk", 7) and "b.pk" not in str(err)
+    syntax = KernelSyntaxError("oops", "k.pk", 4, 2, "text")
+    errors.locate(syntax, "other.pk", 9)
+    assert (syntax.filename, syntax.lineno) == ("k.pk", 4)
+    # A compiler's message already quotes its lines: locate only records the place.
+    compiled = errors.locate(CompilationError("k.pk:5:3: error: no"), "k.pk", 5, quote=False)
+    assert (compiled.lineno, str(compiled)) == (5, "k.pk:5:3: error: no")
+
+
+def test_compiler_errors_carry_the_first_users_line():
+    from types import SimpleNamespace
+
+    from portakern.checks.diagnostics import compilation_error
+
+    rendered = SimpleNamespace(filename="k.pk", source="generated",
+                               sources=lambda: {"k.pk": "a\nb\n    y = nope;\n"})
+    log = ("/tmp/build/f.cpp:40:2: warning: unused\n"
+           "k.pk:3:9: error: 'nope' was not declared in this scope\n")
+    err = compilation_error("C++ compilation of kernel 'f' failed", log, rendered, "c")
+    assert (err.filename, err.lineno, err.log) == ("k.pk", 3, log)
+    assert "k.pk:3:9: error" in str(err) and "y = nope;" in str(err)
+    assert "/tmp/build" not in str(err)
+    # Only the generated file: the whole log, and no place is invented.
+    only = compilation_error("failed", "/tmp/build/f.cpp:40:2: error: x\n", rendered, "c")
+    assert only.filename is None and only.lineno is None

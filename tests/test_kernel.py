@@ -352,8 +352,12 @@ def test_array_of_another_backend_with_explicit_launcher(saxpy):
     backend = pk.OpenCL()
     x = cla.to_device(backend.queue, np.ones(8, np.float32))
     y = np.zeros(8, np.float32)
-    with rejected(BackendMismatchError, "argument 1 'x'", "to_device", arrays=[y]):
+    # The fix in the array's own library: PyOpenCL's x.get() brings it to NumPy.
+    with rejected(BackendMismatchError, "argument 1 'x'", "move it with x.get()", arrays=[y]):
         saxpy(pk.CPU())(y, x, 1.0, ndrange=8)
+    with rejected(BackendMismatchError, "argument 0 'y'", "backend.to_device(y) or "
+                  "pyopencl.array.to_device(queue, y)", arrays=[y]):
+        saxpy(backend)(y, x, 1.0, ndrange=8)
 
 
 class Opaque:

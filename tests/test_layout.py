@@ -16,6 +16,7 @@ FRONT_END = ("errors", "types", "targets", "tokens", "language", "parts", "conve
              "convergence_checks", "lower", "lowerer", "constructs", "subscripts",
              "helper_functions", "lockstep", "subgroups", "vectors", "pointers",
              "pointer_checks", "barrier_helpers", "narrow", "tree", "template", "render",
+             "definition_checks",
              "version",
              "variant")
 ABOVE = ("kernels", "launch", "arguments", "resolve", "ownership", "registry", "cache",

@@ -30,7 +30,17 @@ def stopped(compiled: Compiled) -> None:
     launch fails rather than return half-written arrays.
     """
     from ..errors import LaunchError
+    from .native_runtime import RUNTIME
 
+    ctl = RUNTIME[0][1] if RUNTIME else None
+    if ctl is None or ctypes.c_int.from_address(ctl.value).value == 0:
+        # No SIGINT has come to this process: the kernel's own code said "stopped".
+        raise LaunchError(
+            f"the launch of kernel {compiled.name!r} (CPU, native path) reported that it "
+            f"stopped between workgroups, but no SIGINT (Ctrl-C) has come: its compiled code "
+            f"did something undefined, most often a helper that can reach its end without "
+            f"'return' (g++ -Wreturn-type names it) or a subscript out of bounds (rerun with "
+            f"PORTAKERN_DEBUG=1); its output arrays may be partly written")
     raise LaunchError(f"the launch (CPU, native path, {os.path.basename(compiled.path)}) was "
                       "stopped by Ctrl-C (SIGINT) before every workgroup ran; its output "
                       "arrays are partly written")

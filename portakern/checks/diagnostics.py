@@ -20,7 +20,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Diagnostic", "compilation_error", "format_diagnostics", "parse_diagnostics"]
+__all__ = ["Diagnostic", "compilation_error", "format_diagnostics", "parse_diagnostics",
+           "user_columns"]
 
 _ERROR_SEVERITIES = frozenset({"error", "fatal error", "catastrophic error"})
 
@@ -237,6 +238,64 @@ def _excerpt(diag: Diagnostic, sources: Mapping[str, str]) -> list[str] | None:
     return out
 
 
+_LINE_RE = re.compile(r'^\s*#\s*line\s+(\d+)\s+"((?:\\.|[^"\\])*)"')
+_ESCAPE_RE = re.compile(r'\\([0-7]{1,3}|.)')
+
+
+def _unescape(m: re.Match) -> str:
+    """One escape of a ``#line`` file name (render.quote_filename's), undone."""
+    c = m.group(1)
+    return chr(int(c, 8)) if c[0] in "01234567" else c
+
+
+def user_columns(diags: list[Diagnostic], generated: str,
+                 sources: Mapping[str, str]) -> list[Diagnostic]:
+    """``diags`` with each column counted in the user's line, not the generated one.
+
+    A compiler counts columns in the text it compiled, where a lowered statement
+    may start at another column than the user wrote it (the lockstep lowering puts
+    it on a line of its own, unindented). Where the generated line (found through
+    its ``#line`` directive) is a piece of the user's line, the column moves by the
+    difference; any other column stays as the compiler gave it.
+    """
+    lines: dict[tuple[str, int], list[str]] = {}
+    place: tuple[str, int] | None = None
+    for text in generated.split("\n"):
+        m = _LINE_RE.match(text)
+        if m:
+            place = (_ESCAPE_RE.sub(_unescape, m.group(2)), int(m.group(1)))
+            continue
+        if place is not None:
+            lines.setdefault(place, []).append(text)
+            place = (place[0], place[1] + 1)
+    out = []
+    for d in diags:
+        column = d.column
+        user = sources.get(d.filename or "")
+        if column is not None and user is not None and d.line is not None:
+            user_lines = user.split("\n")
+            mine = user_lines[d.line - 1] if 0 < d.line <= len(user_lines) else ""
+            column = _user_column(column, mine, lines.get((d.filename or "", d.line), ()))
+        out.append(d if column == d.column else Diagnostic(
+            d.filename, d.line, column, d.severity, d.message, d.notes))
+    return out
+
+
+def _user_column(column: int, mine: str, generated: Iterable[str]) -> int:
+    """``column`` of a generated line moved to the same code in the user's line ``mine``."""
+    for text in generated:
+        code = text.strip()
+        lead = len(text) - len(text.lstrip())
+        if not lead < column <= lead + len(code):
+            continue
+        if mine.count(code) == 1:  # the user's code, indented otherwise
+            return column + mine.index(code) - lead
+        word = re.match(r"\w+|\S", text[column - 1:])
+        if word is not None and mine.count(word.group(0)) == 1:
+            return mine.index(word.group(0)) + 1  # the same token, once in the user's line
+    return column
+
+
 def compilation_error(headline: str, log: str, rendered: Any, target: str) -> Any:
     """A :class:`~portakern.errors.CompilationError` for a failed build of ``rendered``.
 
@@ -244,9 +303,15 @@ def compilation_error(headline: str, log: str, rendered: Any, target: str) -> An
     file (``rendered.filename``), each with the user's line and a caret; the whole
     log when none is about that file.
     """
-    from ..errors import CompilationError
+    from ..errors import CompilationError, locate
 
     diags = [d for d in parse_diagnostics(log) if d.filename == rendered.filename]
-    msg = format_diagnostics(diags, rendered.sources()) if diags else log
-    return CompilationError(f"{headline}:\n{msg}", log=log, source=rendered.source,
-                            target=target)
+    sources = rendered.sources()
+    diags = user_columns(diags, getattr(rendered, "source", ""), sources)
+    msg = format_diagnostics(diags, sources) if diags else log
+    err = CompilationError(f"{headline}:\n{msg}", log=log, source=rendered.source,
+                           target=target)
+    first = next((d for d in diags if d.is_error and d.line is not None), None)
+    if first is not None:
+        locate(err, rendered.filename, first.line, quote=False)
+    return err
