@@ -13,15 +13,10 @@ declaration may start with (:data:`QUALIFIERS`) and those that never name a type
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 from .errors import KernelSyntaxError
 from .tokens import SourceMap, Token
-
-if TYPE_CHECKING:
-    from .language import KernelDef
 
 __all__ = ["KEYWORDS", "QUALIFIERS", "check_flat_access", "check_pointer_depth",
            "references_as_pointers"]
@@ -230,15 +225,14 @@ def _check_subscript(sig: list[Token], n: int, smap: SourceMap, arrays: dict[str
                 f"({name}[i * n + j], the last axis fastest), or {nd}", t)
 
 
-def references_as_pointers(kernel: KernelDef) -> KernelDef:
-    """``kernel`` with each reference variable ``T& r = x[i];`` of its body a pointer.
+def references_as_pointers(toks: list[Token]) -> list[Token]:
+    """A kernel body's tokens with each reference variable ``T& r = x[i];`` a pointer.
 
     For the native path's lockstep lowering (:func:`portakern.lower.lower_kernel`),
     which keeps a variable that lives across ``@synchronize`` as one element per
     work-item (``pk_priv_r[pk_items]``): C++ has no arrays of references, so the
     declaration becomes ``T* r = &(x[i]);`` and each later use of ``r`` ``(*r)``.
     """
-    toks = kernel.body
     code = [n for n, t in enumerate(toks) if t.kind not in ("ws", "comment", "pp")]
     names: set[str] = set()
     edits: dict[int, list[Token]] = {}  # token index -> its replacement
@@ -275,7 +269,7 @@ def references_as_pointers(kernel: KernelDef) -> KernelDef:
         semi = toks[code[end]]
         edits[code[end]] = [Token("punct", ")", semi.line, semi.col), semi]
     if not names:
-        return kernel
+        return toks
     out: list[Token] = []
     for n, t in enumerate(toks):
         if n in edits:
@@ -287,7 +281,7 @@ def references_as_pointers(kernel: KernelDef) -> KernelDef:
                     Token("punct", ")", t.line, t.col)]
         else:
             out.append(t)
-    return dataclasses.replace(kernel, body=out)
+    return out
 
 
 def _last_code(tokens: list[Token]) -> Token | None:
