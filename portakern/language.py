@@ -145,7 +145,8 @@ class Module:
             self.source_map.filename, 1, 1, None)
 
 
-def _parse_params(tokens: list[Token], smap: SourceMap, opener: Token) -> list[Param]:
+def _parse_params(tokens: list[Token], smap: SourceMap, opener: Token,
+                  declared: dict[str, Token]) -> list[Param]:
     params: list[Param] = []
     groups = split_commas(significant(tokens))
     if groups == [[]] or (len(groups) == 1 and [t.text for t in groups[0]] == ["void"]):
@@ -162,6 +163,8 @@ def _parse_params(tokens: list[Token], smap: SourceMap, opener: Token) -> list[P
                 const = True
             elif t.kind == "id" and t.text in ("restrict", "__restrict__", "__restrict"):
                 continue
+            elif t.kind == "id" and t.text == "struct":
+                _refuse_declared_type(t, None, smap)
             elif t.kind == "id" and t.text in ("unsigned", "signed", "short", "char", "size_t",
                                                "volatile", "__global", "global", "device",
                                                "__local", "local", "constant", "__constant"):
@@ -176,6 +179,8 @@ def _parse_params(tokens: list[Token], smap: SourceMap, opener: Token) -> list[P
                 raise smap.error_at(f"'{t.text}' is not allowed in a kernel parameter: {hint}", t)
             elif t.kind == "id" and type_name is None:
                 type_name = t.text
+                if t.text in declared:
+                    _refuse_declared_type(t, declared[t.text], smap)
             elif t.kind == "id" and name is None:
                 name = t
             elif t.is_punct("*"):
@@ -204,9 +209,24 @@ def _parse_params(tokens: list[Token], smap: SourceMap, opener: Token) -> list[P
     return params
 
 
-def _collect_type_names(tokens: list[Token]) -> set[str]:
-    """Names the helpers declare as types (typedef/struct), for the lowering."""
-    names: set[str] = set()
+def _refuse_declared_type(t: Token, decl: Token | None, smap: SourceMap) -> None:
+    """A parameter typed with a name the source declares (``typedef struct {...} block;``).
+
+    Such a name must never become a type variable (it would be bound from the array's
+    dtype and declared a second time); structs as parameter types are not supported yet.
+    """
+    where = "" if decl is None else (
+        f"{t.text!r} is a type the source declares (line {decl.line}), not a type "
+        f"variable; ")
+    raise smap.error_at(
+        f"{where}structs and typedef names as kernel parameter types are "
+        f"not supported yet: pass the data as an array of a built-in type (uint8_t, float, "
+        f"...) and read the fields by index", t)
+
+
+def _declared_types(tokens: list[Token]) -> dict[str, Token]:
+    """The names ``typedef``/``struct`` declare, each with the token that starts it."""
+    names: dict[str, Token] = {}
     sig = significant(tokens)
     for i, t in enumerate(sig):
         if t.kind == "id" and t.text == "typedef":
@@ -225,10 +245,17 @@ def _collect_type_names(tokens: list[Token]) -> set[str]:
                     last = s.text
                 j += 1
             if last:
-                names.add(last)
+                names.setdefault(last, t)
         elif t.kind == "id" and t.text == "struct" and i + 1 < len(sig) and sig[i + 1].kind == "id":
-            names.add(sig[i + 1].text)
-        elif t.kind == "pp":
+            names.setdefault(sig[i + 1].text, t)
+    return names
+
+
+def _defined_types(tokens: list[Token]) -> set[str]:
+    """The names ``#define NAME type`` makes a known type."""
+    names: set[str] = set()
+    for t in tokens:
+        if t.kind == "pp":
             m = re.match(r"#\s*define\s+([A-Za-z_]\w*)\s+(\w+)\s*$", t.text)
             if m and m.group(2) in KNOWN_TYPES:
                 names.add(m.group(1))
@@ -255,7 +282,7 @@ def parse(smap: SourceMap) -> Module:
         if t.kind == "at" and t.text == "@kernel":
             if depth != 0:
                 raise smap.error_at("@kernel must be at the top level of the source", t)
-            kernel, i = _parse_kernel(tokens, i, smap)
+            kernel, i = _parse_kernel(tokens, i, smap, _declared_types(helpers))
             kernels.append(kernel)
             continue
         if t.kind == "at":
@@ -277,7 +304,62 @@ def parse(smap: SourceMap) -> Module:
                 f"@kernel {k.name!r} is defined twice (first on line {first_line[k.name]})",
                 Token("at", "@kernel", k.line, k.col))
         first_line[k.name] = k.line
-    return Module(helpers, kernels, smap, frozenset(_collect_type_names(helpers)))
+    declared = _declared_types(helpers)
+    for k in kernels:
+        check_print_calls(k.body, smap)
+    # What would otherwise pass through silently (DESIGN section 1a): a comma in a flat
+    # array's subscript, pointer casts, arrays of pointers.
+    from .pointer_checks import check_flat_access  # off the import path
+
+    check_flat_access(tokens, smap, {p.name: p.type for k in kernels for p in k.params
+                                     if p.pointer})
+    return Module(helpers, kernels, smap, frozenset(set(declared) | _defined_types(helpers)))
+
+
+#: A printf conversion: flags, width, precision, length (OpenCL's vector ``v4hl`` too).
+_CONVERSION_RE = re.compile(
+    r"%(?:%|[-+ #0]*(\*|\d+)?(?:\.(\*|\d*))?(?:v\d+)?(?:hh|hl|h|ll|l|L|z|j|t)?"
+    r"([diouxXeEfFgGaAcsp]))")
+
+
+def check_print_calls(body: list[Token], smap: SourceMap) -> None:
+    """Each ``@print`` has one format string and as many values as it converts.
+
+    KernelAbstractions' form ``@print("item ", i, "\\n")`` passes values between
+    strings; as printf the values would be dropped (``item item item``), so it is
+    refused with the printf form to write instead.
+    """
+    for n, t in enumerate(body):
+        if not (t.kind == "at" and t.text == "@print"):
+            continue
+        j = next_significant(body, n + 1)
+        if j >= len(body) or not body[j].is_punct("("):
+            continue  # the lowering says what @print needs
+        close = match_bracket(body, j, smap)
+        args = split_commas(significant(body[j + 1:close]))
+        fmt = args[0]
+        if not fmt or not all(a.kind == "str" and a.text.startswith('"') for a in fmt):
+            continue  # not a string literal first: the lowering's error
+        text = "".join(a.text[1:-1] for a in fmt)
+        wanted = 0
+        for m in _CONVERSION_RE.finditer(text):
+            if m.group(3):
+                wanted += 1 + (m.group(1) == "*") + (m.group(2) == "*")
+        values = args[1:]
+        strings = [a for a in values if len(a) == 1 and a[0].kind == "str"]
+        if len(values) == wanted and not (strings and not wanted):
+            continue
+        example = '@print("item %ld\\n", i);'
+        if strings:
+            raise smap.error_at(
+                f"@print takes one format string and then its values, like printf: write "
+                f"{example} (KernelAbstractions' form, values between strings, is not "
+                f"supported: as printf it would print the first string only)", t)
+        raise smap.error_at(
+            f"@print's format converts {wanted} value{'' if wanted == 1 else 's'} but "
+            f"{len(values)} {'is' if len(values) == 1 else 'are'} given; write one "
+            f"conversion per value, e.g. {example} (%ld for long, %d for int, %f for "
+            f"(double)x)", t)
 
 
 _PP_NAME_RE = re.compile(r"#\s*(?:define|undef)\s+(pk_\w*)")
@@ -330,7 +412,8 @@ def unknown_construct_message(text: str) -> str:
     return f"unknown construct {text}; known constructs are {known}"
 
 
-def _parse_kernel(tokens: list[Token], i: int, smap: SourceMap) -> tuple[KernelDef, int]:
+def _parse_kernel(tokens: list[Token], i: int, smap: SourceMap,
+                  declared: dict[str, Token]) -> tuple[KernelDef, int]:
     at = tokens[i]
     j = next_significant(tokens, i + 1)
     unsafe = False
@@ -353,7 +436,7 @@ def _parse_kernel(tokens: list[Token], i: int, smap: SourceMap) -> tuple[KernelD
         bad = tokens[j] if j < len(tokens) else name
         raise smap.error_at(f"expected '(' after the kernel name {name.text!r}", bad)
     pclose = match_bracket(tokens, j, smap)
-    params = _parse_params(tokens[j + 1:pclose], smap, tokens[j])
+    params = _parse_params(tokens[j + 1:pclose], smap, tokens[j], declared)
     for p in params:
         if p.name.startswith("pk_"):
             raise smap.error_at(f"parameter {p.name!r}: names starting with pk_ are reserved",

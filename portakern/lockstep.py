@@ -139,6 +139,10 @@ class LockstepLowerer(Lowerer):
             out += [Gen(" else {")] + self.block([node.orelse], []) + [Gen("}")]
         return out
 
+    def hoist_sizes(self, header: list) -> tuple[list, list]:
+        # The group sizes are variables of the work-item loops here (pk_ls0...).
+        return [], header
+
     def mask(self, items: list) -> tuple[list, bool]:
         # Every kernel goes through block(): even without a barrier (@localmem only) or
         # with unsafe_indices, its statements must run inside a work-item loop.

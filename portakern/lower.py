@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .constructs import GROUPREDUCE_OPS
 from .errors import NDRangeError
@@ -186,7 +186,7 @@ def lower_kernel(kernel: KernelDef, module: Module, ndim: int, *,
         from .lockstep import LockstepLowerer  # imports this module
         from .pointer_checks import references_as_pointers  # no arrays of references
 
-        kernel = references_as_pointers(kernel)
+        kernel = replace(kernel, body=references_as_pointers(kernel.body))
         lw: Lowerer = LockstepLowerer(kernel, module, ndim, debug=debug)
     else:
         lw = Lowerer(kernel, module, ndim)

@@ -30,11 +30,11 @@ from .language import (
 from .parts import BARRIER as _BARRIER
 from .parts import GROUPREDUCE as _GROUPREDUCE
 from .parts import SUBGROUP as _SUBGROUP
-from .parts import Call, Gen, UniformMark, code, is_barrier
+from .parts import Call, Gen, UniformMark, code, is_barrier, split_array
 from .parts import declarator_name as _declarator_name
 from .parts import is_tok as _is_tok
 from .parts import split_top as _split_top
-from .tree import Block, If, Loop, Node, has_barrier, parse_body
+from .tree import Block, If, Loop, Node, Simple, has_barrier, parse_body, walk
 from .types import KNOWN_TYPES
 
 __all__ = ["Lowerer", "NotLockstep", "ATOMIC_OPS", "KEYWORDS"]
@@ -44,6 +44,8 @@ KEYWORDS = frozenset({
     "return", "if", "else", "for", "while", "do", "switch", "case", "default", "break",
     "continue", "goto", "sizeof",
 })
+#: Primitives PoCL mis-compiles in the header of a loop around a barrier (hoist_sizes).
+_GROUP_SIZES = frozenset({"local_size", "num_groups", "group_id"})
 _DECL_WORDS = frozenset({"const", "volatile", "unsigned", "signed", "struct", "auto", "static"})
 
 
@@ -74,6 +76,8 @@ class Lowerer(ConstructLowering):
         #: :meth:`if_statement`): each masked run and group-level statement is guarded.
         self.predicates: list[str] = []
         self.n_if = 0
+        #: The group sizes read before loops so far (:meth:`hoist_sizes`).
+        self.n_sizes = 0
 
     # -- index arithmetic -------------------------------------------------------
     def hw(self, d: int) -> int:
@@ -231,6 +235,8 @@ class Lowerer(ConstructLowering):
         root = parse_body(items, self.smap)
         if self.k.unsafe_indices:
             self.analyse(root)
+            if any(is_barrier(it) for it in items):
+                items = self.unmasked_fixes(root, items)
             return [it for it in items if not isinstance(it, UniformMark)], False
         if not any(is_barrier(it) for it in items):
             self.analyse(root)
@@ -240,6 +246,45 @@ class Lowerer(ConstructLowering):
         self.check_returns(items)
         self.analyse(root)
         return self.block(root.body, root.around()[1]), True
+
+    def unmasked_fixes(self, root: Block, items: list) -> list:
+        """``items`` of an unmasked kernel with barriers, with what PoCL needs done in place.
+
+        Unmasked (``unsafe_indices``, or a launch that covers the ndrange exactly),
+        nothing is hoisted, yet an initialised array must not live across a barrier
+        (:func:`~portakern.parts.split_array`: ``T a[2];`` and its filling, where it
+        was written) and a loop around a barrier reads its group sizes before it
+        (:meth:`hoist_sizes`).
+        """
+        edits: dict[int, tuple[list, int]] = {}  # id of a part -> (replacement, parts taken)
+        for node, _ in walk(root):
+            if isinstance(node, Loop) and node.tokens and has_barrier(node):
+                sizes, header = self.hoist_sizes(node.header)
+                if sizes:
+                    edits[id(node.tokens[0])] = (sizes + node.tokens[:1], 1)
+                    for old, new in zip(node.header, header, strict=True):
+                        if old is not new:
+                            edits[id(old)] = ([new], 1)
+            if not isinstance(node, Simple) or not node.tokens:
+                continue
+            sig = code(node.tokens)
+            if not self.is_declaration(sig) or not any(
+                    _is_tok(sig[n - 1], "]") and _is_tok(sig[n], "=") for n in range(1, len(sig))):
+                continue
+            split = self.split_declaration(node.tokens)
+            if split is not None:
+                edits[id(node.tokens[0])] = ([*split[0], *split[1]], len(node.tokens))
+        out: list = []
+        n = 0
+        while n < len(items):
+            edit = edits.get(id(items[n]))
+            if edit is None:
+                out.append(items[n])
+                n += 1
+            else:
+                out += edit[0]
+                n += edit[1]
+        return out
 
     def analyse(self, root: Block) -> None:
         """Find the group-uniform statements (:mod:`portakern.convergence`).
@@ -328,15 +373,17 @@ class Lowerer(ConstructLowering):
         stmt = node.tokens
         if isinstance(node, Loop) and node.word in ("for", "while"):
             popen, pclose = node.paren
-            lead = stmt[:popen + 1] + self.predicated(node) + stmt[pclose:pclose + 1]
+            sizes, header = self.hoist_sizes(node.header)
+            lead = stmt[:popen + 1] + self.predicated(node, header) + stmt[pclose:pclose + 1]
             self.group_level(lead)
-            return lead + self.braced(node.body)
+            return sizes + lead + self.braced(node.body)
         if isinstance(node, Loop) and isinstance(node.body, Block):  # do {...} while (...);
             end = node.lead + 1 + len(node.body.tokens)
             popen, pclose = node.paren
-            after = (stmt[end:popen + 1] + self.predicated(node) + stmt[pclose:])
+            sizes, header = self.hoist_sizes(node.header)
+            after = (stmt[end:popen + 1] + self.predicated(node, header) + stmt[pclose:])
             self.group_level(after)
-            return stmt[:node.lead + 1] + self.braced(node.body) + after
+            return sizes + stmt[:node.lead + 1] + self.braced(node.body) + after
         if isinstance(node, Block):
             return self.braced(node)
         if isinstance(node, If):
@@ -394,10 +441,33 @@ class Lowerer(ConstructLowering):
                 self.predicates.pop()
         return out
 
-    def predicated(self, loop: Loop) -> list:
+    def hoist_sizes(self, header: list) -> tuple[list, list]:
+        """The group sizes a loop around a barrier reads in its header, read before it.
+
+        ``while (s < @groupsize()) {...; @synchronize(); }`` never runs its body on
+        PoCL: it mis-compiles ``get_local_size`` (and ``get_num_groups``,
+        ``get_group_id``) in the condition of a loop that holds a barrier, while the
+        same value read into a variable before the loop is right. Each such read
+        becomes ``const long pk_size<n> = ...;`` before the loop (on every target but
+        the lockstep one, where sizes are variables already). Returns the
+        declarations and the header that reads them.
+        """
+        decls: list = []
+        out: list = []
+        for it in header:
+            if isinstance(it, Call) and it.macro in _GROUP_SIZES:
+                name = f"pk_size{self.n_sizes}"
+                self.n_sizes += 1
+                decls += [Gen(f"const long {name} = "), it, Gen("; ")]
+                out.append(Gen(name))
+            else:
+                out.append(it)
+        return decls, out
+
+    def predicated(self, loop: Loop, header: list | None = None) -> list:
         """A loop's header; inside a predicated branch (:meth:`if_statement`), it runs
         only where the branch is taken."""
-        header: list = loop.header
+        header = loop.header if header is None else header
         if not self.predicates:
             return header
         pred = " && ".join(self.predicates)
@@ -459,17 +529,14 @@ class Lowerer(ConstructLowering):
             eq = next((n for n, it in enumerate(decl) if _is_tok(it, "=")), None)
             target = decl if eq is None else decl[:eq]
             has_dims = any(_is_tok(it, "[") for it in target)
-            if eq is None or has_dims:
-                if eq is not None and not self.is_constant(decl[eq + 1:]):
-                    # Hoisted whole, the initializer would run before the statements
-                    # above it (reading unassigned variables) and for out-of-range items.
-                    name = _declarator_name(target)
-                    raise self.smap.error_at(
-                        "in a kernel with @synchronize, an array cannot be initialised with "
-                        "non-constant values (its declaration is hoisted out of the bounds "
-                        "check); declare it without an initializer and assign its elements, "
-                        "or use @kernel(unsafe_indices)",
-                        target[name] if name is not None else sig[0])
+            if eq is not None and has_dims:
+                # An array with an initializer: declared above (without it), filled here,
+                # where it was written, for the items in the ndrange.
+                h, m = split_array(type_prefix, target, decl[eq + 1:], self.smap, sig[0])
+                hoisted += h
+                masked += m
+                continue
+            if eq is None:
                 hoisted += type_prefix + [Gen(" ")] + decl + [Gen(";")]
                 continue
             if any(isinstance(it, Token) and it.text == "auto" for it in type_prefix):

@@ -14,12 +14,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from .tokens import Token
+from .tokens import SourceMap, Token
 
 __all__ = ["Gen", "Call", "UniformMark", "BARRIER", "GROUPREDUCE", "SUBGROUP", "BLANK",
            "is_barrier", "walk_parts", "code", "is_tok", "declarator_name", "split_after",
            "split_gen", "split_top", "match_items", "declarators", "declared_name", "is_unary",
-           "match_back", "assigned_target", "operand_target"]
+           "match_back", "assigned_target", "operand_target", "split_array"]
 
 #: Token kinds that are not code for the statement structure: blanks, comments and
 #: preprocessor lines (a ``#pragma unroll`` belongs to the statement after it).
@@ -285,3 +285,48 @@ def operand_target(sig: list, j: int) -> tuple[Token | None, bool, bool]:
     if j + 1 < len(sig) and is_tok(sig[j + 1], "->"):
         through = True
     return base, subscripted, through
+
+
+def split_array(type_prefix: list, target: list, value: list, smap: SourceMap,
+                first: object) -> tuple[list, list]:
+    """``T a[2][3] = {...}`` -> ``T a[2][3];`` (hoisted) and the elements filled.
+
+    The filling copies from a ``const`` array of the same shape initialised as
+    written, element by element, so the initializer keeps C's meaning (nested
+    braces, missing elements zero) and runs where it was written: after the
+    statements above it, in the ndrange only. The hoisted array has no initializer:
+    PoCL keeps an initialised private array that lives across a barrier once per
+    group instead of once per work-item (252 of 256 outputs wrong), and the native
+    path keeps it as one element per work-item, which C++ cannot initialise.
+    """
+    at = declarator_name(target)
+    if at is None:
+        raise smap.error_at("expected the array's name before '['", first)
+    name = target[at]
+    dims: list[list] = []
+    n = at + 1
+    while n < len(target):
+        if is_tok(target[n], "["):
+            close = match_items(target, n)
+            dims.append(target[n + 1:close])
+            n = close + 1
+        else:
+            n += 1
+    if any(not code(d) for d in dims):
+        raise smap.error_at(
+            f"in a kernel with @synchronize, the array {name.text!r} needs its size "
+            f"written ('{name.text}[4]', not '{name.text}[]'): it is declared apart "
+            f"from its initializer", name)
+    plain = [it for it in type_prefix if not is_tok(it, "const")]
+    copy = f"pk_init_{name.text}"
+    hoisted = plain + [Gen(" ")] + [it for it in target if not is_tok(it, "const")] \
+        + [Gen(";")]
+    masked: list = [Gen("{ const "), *plain, Gen(f" {copy}"), *target[at + 1:],
+                    Gen(" = "), *value, Gen(";")]
+    index = ""
+    for d, size in enumerate(dims):
+        masked += [Gen(f" for (int pk_e{d} = 0; pk_e{d} < ("), *size,
+                   Gen(f"); ++pk_e{d})")]
+        index += f"[pk_e{d}]"
+    masked += [Gen(" "), name, Gen(f"{index} = {copy}{index}; }}")]
+    return hoisted, masked
