@@ -32,7 +32,8 @@ device, or the code and templates that rendered it) it was written for, and star
 with the SHA-256 of that record and the payload, both checked before the payload is
 used: a torn or damaged entry, or one written for another key (copied over this one)
 or by another compiler, is deleted and the caller rebuilds it. A shared object
-without portakern's entry points is refused the same way, with a warning. A shared object is loaded from a private copy of the bytes that were
+without portakern's entry points is refused the same way, with a warning. A
+shared object is loaded from a private copy of the bytes that were
 checked (:meth:`DiskCache.load_library`). The folder is kept under a size limit
 (``PORTAKERN_CACHE_SIZE``), least recently used entries first. A cache folder that
 cannot be written falls back to an in-memory cache for the process, with one
