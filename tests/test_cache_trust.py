@@ -353,10 +353,10 @@ def test_cache_clear_leaves_a_writers_temporary_alone(tmp_path, monkeypatch):
 
 def test_a_launch_racing_a_removal_of_the_cache_keeps_the_cache_on(cache_dir, monkeypatch):
     import portakern as pk
-    from portakern.backends import native_build
+    from portakern import subprocesses
 
     monkeypatch.setenv("PORTAKERN_CPU", "native")
-    real = native_build.run
+    real = subprocesses.run
     removed = []
 
     def compile_then_clear(cmd, **kwargs):
@@ -366,7 +366,7 @@ def test_a_launch_racing_a_removal_of_the_cache_keeps_the_cache_on(cache_dir, mo
             removed.append(cmd[-1])
         return done
 
-    monkeypatch.setattr(native_build, "run", compile_then_clear)
+    monkeypatch.setattr(subprocesses, "run", compile_then_clear)
     src = SOURCES["rsub"].replace(_TAG, uuid.uuid4().hex)
     x = X.copy()
     y = np.full(8, 10, dtype=np.float32)

@@ -357,6 +357,8 @@ def build(toolchain: Toolchain, rendered: Any,
         hit = _load(store, name, rendered, toolchain, entry_points)  # another thread built it
         if hit is not None:
             return hit
+        from ..subprocesses import run, scratch_dir  # looked up here: tests count the runs
+
         # The compiler and its children run in a process group that dies with this
         # process; their temporaries (TMPDIR) are in the build folder, removed on exit.
         with scratch_dir("build") as tmp:
