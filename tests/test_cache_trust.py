@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from portakern import cache, disk_cache
+from portakern import cache, disk_cache, shared_objects
 from portakern.cache import CacheWarning, DiskCache
 
 _TAG = uuid.uuid4().hex  # a fresh source each session: nothing of an earlier run is reused
@@ -251,13 +251,13 @@ def test_a_full_disk_leaves_no_load_copies(tmp_path, monkeypatch):
         return Full(f) if "w" in mode else f
 
     monkeypatch.setattr(os, "fdopen", fdopen)
-    monkeypatch.setattr(disk_cache, "_LOAD_DIR", [])
+    monkeypatch.setattr(shared_objects, "_LOAD_DIR", [])
     for _ in range(5):
         assert store.load_library("native", "k.so") is None
     monkeypatch.setattr(os, "fdopen", real)
     leftovers = [p for p in tmp_path.rglob(".tmp-load-*")]
-    if disk_cache._LOAD_DIR:
-        leftovers += list(Path(disk_cache._LOAD_DIR[0][1]).glob(".tmp-load-*"))
+    if shared_objects._LOAD_DIR:
+        leftovers += list(Path(shared_objects._LOAD_DIR[0][1]).glob(".tmp-load-*"))
     assert leftovers == []
     # The entry itself was fine: it is kept, not deleted for the disk's fault.
     assert DiskCache(tmp_path).get("native", "k.so") == lib.read_bytes()
