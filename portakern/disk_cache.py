@@ -238,26 +238,27 @@ class DiskCache:
         return True
 
     # -- entries ------------------------------------------------------------------------
-    def get(self, kind: str, key: str, identity: str = "") -> bytes | None:
+    def get(self, kind: str, key: str, identity: str | None = None) -> bytes | None:
         """The payload stored under ``(kind, key)``, or None (missing, corrupt or foreign).
 
         An entry on disk is used only when its digest holds and its record says it was
-        written for this ``kind``, this ``key`` and this ``identity`` (the compiler or
-        device it was built with): another key's entry copied over it, or one of another
-        compiler, is deleted and None returned, so the caller rebuilds it.
+        written for this ``kind``, this ``key`` and (unless ``identity`` is None) this
+        ``identity`` (the compiler or device it was built with): another key's entry
+        copied over it, or one of another compiler, is deleted and None returned, so the
+        caller rebuilds it.
         """
         data = self._memory.get((kind, key))
         if data is None and self.directory is not None:
             path = self._path(kind, key)
             if self._folders_ok(path):
-                data = self._read(path, {"kind": kind, "key": key, "identity": identity})
+                data = self._read(path, kind, key, identity)
         if data is None:
             self.misses += 1
         else:
             self.hits += 1
         return data
 
-    def _read(self, path: Path, wanted: dict) -> bytes | None:
+    def _read(self, path: Path, kind: str, key: str, identity: str | None) -> bytes | None:
         try:
             fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
                          | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
@@ -268,7 +269,9 @@ class DiskCache:
             if not stat.S_ISREG(st.st_mode) or _untrusted(st, "entry") is not None:
                 return None  # not ours: never read; our rebuild replaces it
             entry = _decode(f.read())
-            if entry is None or entry[0] != wanted:
+            record = entry[0] if entry is not None else {}
+            if entry is None or record.get("kind") != kind or record.get("key") != key \
+                    or (identity is not None and record.get("identity") != identity):
                 # Torn, damaged, or written for another key or compiler (copied here, or
                 # stale): drop it, so the caller's rebuild writes a good one.
                 self.foreign += entry is not None
@@ -392,8 +395,8 @@ class DiskCache:
         """Store the file ``built`` (a shared object or an object file) as ``(kind, name)``."""
         self.put(kind, name, built.read_bytes(), identity)
 
-    def load_library(self, kind: str, name: str,
-                     check: Callable[[Any], Any] | None = None, identity: str = "") -> Any | None:
+    def load_library(self, kind: str, name: str, check: Callable[[Any], Any] | None = None,
+                     identity: str | None = None) -> Any | None:
         """The cached shared object ``(kind, name)``, loaded; None if missing or unusable.
 
         The entry is read once, and its digest and record (written for this ``kind``,
