@@ -27,13 +27,18 @@ two processes or threads writing the same entry at once both succeed.
 The folder is private (docs/rendering.md, "Security"): folders are made 0700 and
 files 0600; a folder that another user owns or can write is not used at all (one
 :class:`CacheWarning`, memory only), nor is an entry file of another user. Every
-entry, shared objects included, starts with the SHA-256 of its payload, checked
-before the payload is used: a torn or damaged entry is deleted and the caller
-rebuilds it. A shared object is loaded from a private copy of the bytes that were
+entry, shared objects included, records the kind, key and identity (compiler,
+device, or the code and templates that rendered it) it was written for, and starts
+with the SHA-256 of that record and the payload, both checked before the payload is
+used: a torn or damaged entry, or one written for another key (copied over this one)
+or by another compiler, is deleted and the caller rebuilds it. A shared object
+without portakern's entry points is refused the same way, with a warning. A
+shared object is loaded from a private copy of the bytes that were
 checked (:meth:`DiskCache.load_library`). The folder is kept under a size limit
 (``PORTAKERN_CACHE_SIZE``), least recently used entries first. A cache folder that
 cannot be written falls back to an in-memory cache for the process, with one
-:class:`CacheWarning`.
+:class:`CacheWarning`; a folder removed while an entry is written (a concurrent
+``portakern cache clear``) is made again, and the cache stays on.
 """
 
 from __future__ import annotations
@@ -170,19 +175,19 @@ def rendered(recipe: tuple, variant: Variant, *, render: Callable[[], Any]) -> A
     """
     start = log.clock()
     store = default_cache()
-    key = data = None
-    if store is not None:
-        source, name, filename, constants = recipe
-        key = make_key("render", _code_digest(), templates_digest(), source, filename, name,
-                       list(constants), *variant)
-        data = store.get("render", key)
+    source, name, filename, constants = recipe
+    # The entry records the digests it was rendered with, and is used only for this key.
+    identity = f"{_code_digest()} {templates_digest()}"
+    key = make_key("render", _code_digest(), templates_digest(), source, filename, name,
+                   list(constants), *variant)
+    data = store.get("render", key, identity)
     hit = _decode_rendered(data) if data is not None else None
     log.found(f"{variant.target} source", hit, start)
     if hit is None:
         hit = log.timed("rendered", variant.target, render)
-        encoded = _encode_rendered(hit) if store is not None and key is not None else None
+        encoded = _encode_rendered(hit)
         if encoded is not None:
-            store.put("render", key, encoded)
+            store.put("render", key, encoded, identity)
     return hit
 
 

@@ -4,6 +4,7 @@ shared objects loaded from private copies."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import stat
@@ -14,22 +15,53 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .shared_objects import dlopen_copy, load_bytes, private_copy, sweep_copies
 from .subprocesses import fork_safe_lock
 
 __all__ = ["CacheWarning", "DiskCache", "DEFAULT_SIZE", "FORMAT", "cache_dir", "cache_enabled",
-           "load_bytes", "make_key", "size_limit"]
+           "load_bytes", "make_key", "private_copy", "size_limit"]
 
 
 #: Bumped when the entry layout changes; old entries are then simply not found.
 #: 2: shared objects are stored as entries (with a digest), folders are private.
-FORMAT = 2
+#: 3: each entry records the kind, key and identity it was written for (:func:`_encode`).
+FORMAT = 3
 
 #: The default size limit (PORTAKERN_CACHE_SIZE).
 DEFAULT_SIZE = 256 * 2**20
 
 _MAGIC = b"PKC%d" % FORMAT
 
-_HEADER = len(_MAGIC) + 32  # magic, then the SHA-256 of the payload
+_PREFIX = len(_MAGIC) + 32 + 4  # magic, the SHA-256, the length of the record
+
+
+def _encode(kind: str, key: str, identity: str, payload: bytes) -> bytes:
+    """An entry: magic, SHA-256, the record's length, the record, the payload.
+
+    The record (JSON: kind, key, identity) says what the entry was written for; the
+    digest covers the record and the payload, so an entry copied to another key's
+    path (a sync tool, a restored backup) is recognised as foreign, not loaded.
+    """
+    record = json.dumps({"kind": kind, "key": key, "identity": identity},
+                        sort_keys=True).encode()
+    size = len(record).to_bytes(4, "little")
+    return _MAGIC + hashlib.sha256(size + record + payload).digest() + size + record + payload
+
+
+def _decode(raw: bytes) -> tuple[dict, bytes] | None:
+    """(record, payload) of an entry, or None when it is torn, damaged or not an entry."""
+    if len(raw) < _PREFIX or raw[:len(_MAGIC)] != _MAGIC:
+        return None
+    size = raw[_PREFIX - 4:_PREFIX]
+    n = int.from_bytes(size, "little")
+    if len(raw) < _PREFIX + n or raw[len(_MAGIC):_PREFIX - 4] != \
+            hashlib.sha256(raw[_PREFIX - 4:]).digest():
+        return None
+    try:
+        record = json.loads(raw[_PREFIX:_PREFIX + n])
+    except ValueError:
+        return None
+    return (record, raw[_PREFIX + n:]) if isinstance(record, dict) else None
 
 _OFF = ("0", "false", "no", "off")
 
@@ -138,6 +170,10 @@ class DiskCache:
         self._size: int | None = None  # bytes on disk, as this process believes
         self.hits = 0
         self.misses = 0
+        #: Entries found written for another key or compiler (copied over), rebuilt.
+        self.foreign = 0
+        self._vanish_warned = False
+        self._load_swept = False
 
     def __repr__(self) -> str:
         where = self.directory if self._writable else "memory"
@@ -202,20 +238,27 @@ class DiskCache:
         return True
 
     # -- entries ------------------------------------------------------------------------
-    def get(self, kind: str, key: str) -> bytes | None:
-        """The payload stored under ``(kind, key)``, or None (missing, corrupt or foreign)."""
+    def get(self, kind: str, key: str, identity: str | None = None) -> bytes | None:
+        """The payload stored under ``(kind, key)``, or None (missing, corrupt or foreign).
+
+        An entry on disk is used only when its digest holds and its record says it was
+        written for this ``kind``, this ``key`` and (unless ``identity`` is None) this
+        ``identity`` (the compiler or device it was built with): another key's entry
+        copied over it, or one of another compiler, is deleted and None returned, so the
+        caller rebuilds it.
+        """
         data = self._memory.get((kind, key))
         if data is None and self.directory is not None:
             path = self._path(kind, key)
             if self._folders_ok(path):
-                data = self._read(path)
+                data = self._read(path, kind, key, identity)
         if data is None:
             self.misses += 1
         else:
             self.hits += 1
         return data
 
-    def _read(self, path: Path) -> bytes | None:
+    def _read(self, path: Path, kind: str, key: str, identity: str | None) -> bytes | None:
         try:
             fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
                          | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
@@ -225,11 +268,13 @@ class DiskCache:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode) or _untrusted(st, "entry") is not None:
                 return None  # not ours: never read; our rebuild replaces it
-            raw = f.read()
-            payload = raw[_HEADER:]
-            if raw[:len(_MAGIC)] != _MAGIC or raw[len(_MAGIC):_HEADER] != \
-                    hashlib.sha256(payload).digest():
-                # Torn or damaged: drop it, so the caller's rebuild writes a good one.
+            entry = _decode(f.read())
+            record = entry[0] if entry is not None else {}
+            if entry is None or record.get("kind") != kind or record.get("key") != key \
+                    or (identity is not None and record.get("identity") != identity):
+                # Torn, damaged, or written for another key or compiler (copied here, or
+                # stale): drop it, so the caller's rebuild writes a good one.
+                self.foreign += entry is not None
                 self._unlink(path)
                 return None
             try:
@@ -239,7 +284,7 @@ class DiskCache:
                          ns=(time.time_ns(), st.st_mtime_ns))
             except (OSError, ValueError):
                 pass
-        return payload
+        return entry[1]
 
     @staticmethod
     def _unlink(path: Path) -> None:
@@ -248,14 +293,17 @@ class DiskCache:
         except OSError:
             pass
 
-    def put(self, kind: str, key: str, data: bytes) -> None:
-        """Store ``data`` under ``(kind, key)``; never raises for an unusable folder."""
+    def put(self, kind: str, key: str, data: bytes, identity: str = "") -> None:
+        """Store ``data`` under ``(kind, key)``, recording both and ``identity``.
+
+        Never raises for an unusable folder: the entry is then kept in memory.
+        """
         if not self._writable or (self.directory is not None and not self._trusted()):
             with self._lock:
                 self._memory[(kind, key)] = bytes(data)
             return
         path = self._path(kind, key)
-        entry = _MAGIC + hashlib.sha256(data).digest() + data
+        entry = _encode(kind, key, identity, data)
         if not self._publish(path, entry):
             with self._lock:
                 self._memory[(kind, key)] = bytes(data)
@@ -289,64 +337,103 @@ class DiskCache:
                 self._trust = True
 
     def _publish(self, path: Path, data: bytes) -> bool:
-        """Write ``path`` atomically; False (after :meth:`fall_back`) if the folder fails."""
-        try:
-            self._makedirs(path.parent)
-            if not self._folders_ok(path):
-                return False
-            # mkstemp creates the file 0600.
-            fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+        """Write ``path`` atomically; False if the folder fails (:meth:`fall_back`), or
+        vanished twice while writing (:meth:`_vanished`: the cache stays on)."""
+        for attempt in range(3):
             try:
-                with os.fdopen(fd, "wb") as f:
-                    f.write(data)
-                os.replace(tmp, path)
-            except BaseException:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-                raise
-        except OSError as exc:
-            if path.is_file():
-                # Another writer holds the same entry (Windows refuses to replace an
-                # open file); theirs is as good as ours.
-                return True
-            self.fall_back(exc)
-            return False
+                return self._write(path, data)
+            except FileNotFoundError as exc:
+                # The folder, or our temporary, was removed under us: a concurrent
+                # ``portakern cache clear`` or ``rm -r``. Make the folders again.
+                with self._lock:
+                    self._checked.clear()
+                if attempt == 2:
+                    self._vanished(path, exc)
+                    return False
+            except OSError as exc:
+                if path.is_file():
+                    # Another writer holds the same entry (Windows refuses to replace an
+                    # open file); theirs is as good as ours.
+                    return True
+                self.fall_back(exc)
+                return False
+        return False  # pragma: no cover - the loop returns
+
+    def _write(self, path: Path, data: bytes) -> bool:
+        self._makedirs(path.parent)
+        if not self._folders_ok(path):
+            return False  # refused, with its warning (_refuse)
+        # mkstemp creates the file 0600.
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
         return True
 
-    # -- shared objects -------------------------------------------------------------------
-    def put_library(self, kind: str, name: str, built: Path) -> None:
-        """Store the file ``built`` (a shared object or an object file) as ``(kind, name)``."""
-        self.put(kind, name, built.read_bytes())
+    def _vanished(self, path: Path, exc: OSError) -> None:
+        """One warning: the folder kept disappearing while an entry was written."""
+        with self._lock:
+            first = not self._vanish_warned
+            self._vanish_warned = True
+        if first:
+            warnings.warn(
+                f"portakern's kernel cache folder {self.directory} was removed while an entry "
+                f"was written to {path.parent} ({exc}): a 'portakern cache clear' or a removal "
+                f"running at the same time? That entry is kept in memory for this process; "
+                f"the disk cache stays on and later entries are written again.",
+                CacheWarning, stacklevel=4)
 
-    def load_library(self, kind: str, name: str,
-                     check: Callable[[Any], Any] | None = None) -> Any | None:
+    # -- shared objects -------------------------------------------------------------------
+    def put_library(self, kind: str, name: str, built: Path, identity: str = "") -> None:
+        """Store the file ``built`` (a shared object or an object file) as ``(kind, name)``."""
+        self.put(kind, name, built.read_bytes(), identity)
+
+    def load_library(self, kind: str, name: str, check: Callable[[Any], Any] | None = None,
+                     identity: str | None = None) -> Any | None:
         """The cached shared object ``(kind, name)``, loaded; None if missing or unusable.
 
-        The entry is read once and its digest checked; those same bytes are then
-        written to a new file in a folder only this user can write (:func:`load_bytes`),
-        loaded with :class:`ctypes.CDLL`, and deleted. No other user can change the file between
+        The entry is read once, and its digest and record (written for this ``kind``,
+        ``name`` and ``identity``) checked; those same bytes are then written to a new
+        file in a folder only this user can write (:func:`load_bytes`), loaded with
+        :class:`ctypes.CDLL`, and deleted. No other user can change the file between
         the check and ``dlopen``, since the bytes checked are the bytes loaded.
         ``check(lib)`` (e.g. look up ``pk_launch``) returns what is handed back; an
         entry that does not load, or fails ``check`` with an :class:`AttributeError`
-        or :class:`OSError`, is deleted and None returned: the caller rebuilds it.
+        or :class:`OSError`, is deleted with a :class:`CacheWarning` that says why,
+        and None returned: the caller rebuilds it. A private copy that cannot be
+        written (a full disk) returns None and keeps the entry.
         """
-        data = self.get(kind, name)
+        data = self.get(kind, name, identity)
         if data is None:
             return None
         try:
-            lib = load_bytes(data, name, self._load_folder())
+            path = private_copy(data, name, self._load_folder())
+        except OSError:
+            return None  # no room for the copy: the entry is fine, the build goes on
+        try:
+            lib = dlopen_copy(path)
             return check(lib) if check is not None else lib
-        except (OSError, AttributeError):
+        except (OSError, AttributeError) as exc:
             self.discard(kind, name)
+            warnings.warn(
+                f"portakern refused the cached library {kind}/{name} in {self.directory}: "
+                f"{exc}. It was deleted and is rebuilt.", CacheWarning, stacklevel=4)
             return None
 
     def _load_folder(self) -> Path | None:
         """``v<FORMAT>/load`` in the cache folder, private, or None (memory-only cache).
 
         Libraries are loaded from the cache's own folder where there is one: it is
-        private, checked, and (unlike /tmp on some systems) not mounted noexec.
+        private, checked, and (unlike /tmp on some systems) not mounted noexec. The
+        first use in a process removes the copies of processes that are gone (killed
+        between writing a copy and deleting it).
         """
         if self.directory is None or not self._writable or not self._trusted():
             return None
@@ -355,7 +442,12 @@ class DiskCache:
             self._makedirs(folder)
         except OSError:
             return None
-        return folder if self._folders_ok(folder / "x") else None
+        if not self._folders_ok(folder / "x"):
+            return None
+        if not self._load_swept:
+            self._load_swept = True
+            sweep_copies(folder)
+        return folder
 
     # -- size --------------------------------------------------------------------------
     def _grew(self, nbytes: int) -> None:
@@ -452,86 +544,13 @@ class DiskCache:
         if self.directory is None or not self.directory.is_dir():
             return 0
         removed = 0
+        young = time.time() - 3600
         for p in sorted(self.directory.glob("v*/*/*/*")):
             try:
+                if p.name.startswith(".tmp-") and p.lstat().st_mtime > young:
+                    continue  # a writer or a load in flight (another process): theirs to move
                 p.unlink()
                 removed += 1
             except OSError:
                 pass
         return removed
-
-
-_LOAD_DIR: list[tuple[int, str]] = []
-
-_LOAD_LOCK = fork_safe_lock()
-
-_LOADS = [0]
-
-
-def _process_load_dir() -> str:
-    """This process's private folder (mode 0700) under the temporary folder, made once.
-
-    Used when the cache has no folder of its own to load from (off, unwritable or
-    refused). A forked child makes its own; the folder goes when the process exits.
-    """
-    hit = _LOAD_DIR[0] if _LOAD_DIR else None
-    if hit is None or hit[0] != os.getpid() or not os.path.isdir(hit[1]):
-        with _LOAD_LOCK:
-            hit = _LOAD_DIR[0] if _LOAD_DIR else None
-            if hit is None or hit[0] != os.getpid() or not os.path.isdir(hit[1]):
-                import atexit
-
-                from .subprocesses import sweep_once
-
-                sweep_once()
-                pid = os.getpid()
-                folder = tempfile.mkdtemp(prefix=f"portakern-load-{pid}-")
-                atexit.register(_remove_load_dir, pid, folder)
-                hit = (pid, folder)
-                _LOAD_DIR[:] = [hit]
-    return hit[1]
-
-
-def _remove_load_dir(pid: int, folder: str) -> None:
-    if os.getpid() == pid:  # not in a forked child that inherited the handler
-        import shutil
-
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-def load_bytes(data: bytes, name: str = "lib.so", folder: str | os.PathLike | None = None
-               ) -> Any:
-    """Load the shared object ``data`` with :class:`ctypes.CDLL`, from a private copy.
-
-    The copy is a new file in ``folder`` (one only this user can write; default: this
-    process's folder under the temporary folder), under a name never used before (the
-    dynamic loader hands back a library it loaded under the same path), and is
-    deleted once loaded: the mapping outlives it.
-    """
-    import ctypes
-
-    try:
-        path = _private_copy(data, name, folder)
-    except OSError:
-        if folder is None:
-            raise
-        path = _private_copy(data, name, None)  # the cache's folder failed: the process's
-    try:
-        return ctypes.CDLL(path)
-    finally:
-        try:
-            os.unlink(path)
-        except OSError:
-            pass  # Windows: a loaded library cannot be deleted; the eviction removes it
-
-
-def _private_copy(data: bytes, name: str, folder: str | os.PathLike | None) -> str:
-    with _LOAD_LOCK:
-        _LOADS[0] += 1
-        n = _LOADS[0]
-    where = str(folder) if folder is not None else _process_load_dir()
-    path = os.path.join(where, f".tmp-load-{os.getpid()}-{n}-{Path(name).name or 'lib.so'}")
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-    return path

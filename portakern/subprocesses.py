@@ -4,10 +4,11 @@ A compile that outlives its parent wastes a core, a scratch folder left by a
 process that was killed fills the temporary folder, and a lock that another
 thread held when the process forked is never released in the child. So:
 
-- :func:`run` starts a compiler that the kernel kills when the thread that
-  started it dies (Linux: ``prctl(PR_SET_PDEATHSIG, SIGKILL)``, which survives
-  ``exec``; elsewhere the child is killed on any exception, Ctrl-C included, and
-  on timeout, as :func:`subprocess.run` does);
+- :func:`run` starts a compiler in a process group of its own with a watchdog that
+  kills the whole group (the driver and every child it started) when the caller lets
+  go of it or dies, SIGKILL included; its temporaries go to a private folder removed
+  afterwards (elsewhere than POSIX the child is killed on any exception, Ctrl-C
+  included, and on timeout, as :func:`subprocess.run` does);
 - :func:`scratch_dir` makes a private folder named ``portakern-<what>-<pid>-…``
   and removes it on exit; the first call in a process also removes the folders
   of this user's portakern processes that no longer exist (killed before they
@@ -32,7 +33,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["fork_safe_lock", "run", "scratch_dir", "sweep_once"]
+__all__ = ["alive", "fork_safe_lock", "run", "scratch_dir", "sweep_once"]
 
 #: Every lock :func:`fork_safe_lock` made that is still alive.
 _FORK_LOCKS: weakref.WeakSet = weakref.WeakSet()
@@ -62,51 +63,87 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_reinit_locks_in_child)
 
 
-_PR_SET_PDEATHSIG = 1
-_SIGKILL = 9
-_PRCTL: list[Any] = []
+#: The watchdog of a compile (POSIX): it waits on its standard input, a pipe only this
+#: process holds the other end of, until end of file (this process closed it, or died,
+#: SIGKILL included), then kills its process group: itself, the compiler, and every
+#: process the compiler started (g++'s cc1plus, as, collect2, ld).
+_WATCHDOG = "read x; kill -9 0"
+_SH = "/bin/sh"
+#: How long to wait for a killed compile's processes to be gone before the scratch
+#: folder they wrote in is removed (a guard: they are gone within milliseconds).
+_REAP_S = 2.0
 
 
-def _prctl() -> Any:
-    if not _PRCTL:
-        fn = None
-        if sys.platform.startswith("linux"):
-            try:
-                import ctypes
-
-                fn = ctypes.CDLL(None, use_errno=True).prctl
-            except (OSError, AttributeError):
-                fn = None
-        _PRCTL.append(fn)
-    return _PRCTL[0]
+def _groups() -> bool:
+    """Whether compiles run in a process group of their own, with a watchdog."""
+    return hasattr(os, "killpg") and os.path.exists(_SH)
 
 
 def run(cmd: Sequence[str], *, timeout: float | None = None, text: bool = True,
-        **kwargs: Any) -> subprocess.CompletedProcess:
+        tmpdir: str | None = None, **kwargs: Any) -> subprocess.CompletedProcess:
     """:func:`subprocess.run` for a compiler: output captured, never ``check``.
 
-    On Linux the child gets ``SIGKILL`` when the parent thread dies; the parent's
-    pid is checked after the request, so a parent that died before it is noticed.
+    The compiler runs in a process group of its own, led by a watchdog (``/bin/sh``,
+    :data:`_WATCHDOG`) that kills the whole group when this process lets go of it:
+    when the compiler is done, when this call raises (Ctrl-C, a timeout), or when
+    this process dies, SIGKILL included; so no ``cc1plus`` outlives its caller. Its
+    temporary files (``TMPDIR``, ``TMP``, ``TEMP``) go to ``tmpdir``, else to a new
+    private folder that is removed when the group is gone. Standard input is
+    ``/dev/null``. Where there are no process groups (Windows), the compiler is
+    killed on any exception and on timeout, as :func:`subprocess.run` does.
     """
-    prctl = _prctl()
-    preexec = None
-    if prctl is not None:
-        parent = os.getpid()
+    with contextlib.ExitStack() as stack:
+        if tmpdir is None:
+            tmpdir = stack.enter_context(scratch_dir("cc"))
+        env = dict(kwargs.pop("env", None) or os.environ)
+        env.update(TMPDIR=tmpdir, TMP=tmpdir, TEMP=tmpdir)
+        options = dict(capture_output=True, text=text, check=False, timeout=timeout,
+                       stdin=subprocess.DEVNULL, env=env, **kwargs)
+        if not _groups():
+            return subprocess.run(list(cmd), **options)
+        read, write = os.pipe()
+        try:
+            dog = subprocess.Popen([_SH, "-c", _WATCHDOG], stdin=read,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                   **_new_group(0))
+        finally:
+            os.close(read)
+        try:
+            return subprocess.run(list(cmd), **options, **_new_group(dog.pid))
+        finally:
+            os.close(write)  # the watchdog reads end of file, and kills the group
+            _reap(dog)
 
-        def preexec() -> None:  # runs in the child, before exec: no allocation-heavy work
-            prctl(_PR_SET_PDEATHSIG, _SIGKILL, 0, 0, 0)
-            if os.getppid() != parent:
-                os._exit(1)
 
-    return subprocess.run(list(cmd), capture_output=True, text=text, check=False,
-                          timeout=timeout, preexec_fn=preexec, **kwargs)
+def _new_group(pgid: int) -> dict:
+    """Popen arguments that put the child in process group ``pgid`` (0: a new one)."""
+    if sys.version_info >= (3, 11):
+        return {"process_group": pgid}
+    return {"preexec_fn": lambda: os.setpgid(0, pgid)}  # pragma: no cover - Python 3.10
+
+
+def _reap(dog: subprocess.Popen) -> None:
+    """Wait for the watchdog, then (bounded) for the rest of its group to be gone."""
+    deadline = time.monotonic() + _REAP_S
+    try:
+        dog.wait(timeout=_REAP_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(dog.pid, 9)
+        dog.wait()
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(dog.pid, 0)
+        except (ProcessLookupError, PermissionError):
+            return
+        time.sleep(0.01)
 
 
 _SWEPT: list[bool] = []
 _SWEEP_LOCK = fork_safe_lock()
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (another user's counts as alive)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -139,7 +176,7 @@ def _sweep() -> None:
             continue
         if (me is not None and st.st_uid != me) or time.time() - st.st_mtime < _STALE_S:
             continue
-        if not _alive(int(parts[2])):
+        if not alive(int(parts[2])):
             shutil.rmtree(p, ignore_errors=True)
 
 

@@ -28,6 +28,7 @@ builds and loads the shared objects, kept in the disk cache).
 from __future__ import annotations
 
 import ctypes
+import weakref
 from typing import Any, ClassVar
 
 import numpy as np
@@ -95,7 +96,9 @@ class NativeCPU(NumPyArrays, Backend):
         #: Elementwise kernels: the work-item loops stop at the ndrange, so no bounds
         #: mask and any workgroup shape. Barrier kernels run whole groups, masked.
         self.clips_ndrange = not lockstep
-        self._programs: dict[str, Compiled] = {}
+        #: Weak: a library goes (dlclose) with the last kernel that uses it.
+        self._programs: weakref.WeakValueDictionary[str, Compiled] = \
+            weakref.WeakValueDictionary()
         self._failed: dict[str, CompilationError] = {}
 
     @classmethod

@@ -16,6 +16,7 @@ import platform
 import shutil
 import subprocess
 import sys
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,8 @@ from .. import log
 from ..errors import CompilationError
 from ..subprocesses import fork_safe_lock, run, scratch_dir
 
-__all__ = ["BUILD_LOCK", "Compiled", "Toolchain", "build", "find_toolchain"]
+__all__ = ["BUILD_LOCK", "KERNEL_ENTRY_POINTS", "Compiled", "Toolchain", "build",
+           "find_toolchain", "loaded_libraries"]
 
 
 _FLAGS = ("-O3", "-march=native", "-std=c++17", "-fPIC", "-shared", "-fopenmp",
@@ -33,7 +35,11 @@ _FLAGS = ("-O3", "-march=native", "-std=c++17", "-fPIC", "-shared", "-fopenmp",
 # fork: OpenMP's threads are released before (_pause_openmp_at_fork), so a child's first
 # parallel loop starts a new pool; these locks are unlocked in the child (fork_safe_lock).
 BUILD_LOCK = fork_safe_lock()
-_BUILD_LOCKS: dict[str, Any] = {}
+#: One lock per library being built (weak: gone with the last build of that key).
+_BUILD_LOCKS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+#: What every kernel library defines (templates/c/module.j2); a library without them is
+#: not one of portakern's kernels, and is refused.
+KERNEL_ENTRY_POINTS = ("pk_launch", "pk_attach")
 #: Seconds a compile may take before it is stopped (a hung compiler must not hang a launch).
 _COMPILE_TIMEOUT = 600
 
@@ -143,7 +149,7 @@ def _probe(compiler: str, defines: list[str], libs: list[str]) -> bool:
         src.write_text(_PROBE, encoding="utf-8")
         cmd = [compiler, *_FLAGS, *defines, str(src), "-o", str(out), *libs]
         try:
-            done = run(cmd, timeout=120, text=False)
+            done = run(cmd, timeout=120, text=False, tmpdir=tmp)
         except (OSError, subprocess.SubprocessError):
             return False
         if done.returncode != 0:
@@ -171,15 +177,15 @@ def find_toolchain() -> Toolchain | str:
     for compiler in candidates:
         ident = _compiler_identity(compiler)
         key = cache.make_key("native-probe", ident, _FLAGS, cpu, sys.platform)
-        known = store.get("native-probe", key)
+        known = store.get("native-probe", key, ident)
         if known is None:
             if not _probe(compiler, [], ["-lm"]):
-                store.put("native-probe", key, b"none")
+                store.put("native-probe", key, b"none", ident)
                 continue
             simd = _probe(compiler, ["-DPK_SIMD_MATH"], ["-lmvec", "-lm"])
             half = _probe(compiler, ["-DPK_HALF"], ["-lm"])
             known = b"ok" + (b" simd" if simd else b"") + (b" half" if half else b"")
-            store.put("native-probe", key, known)
+            store.put("native-probe", key, known, ident)
         if known == b"none":
             continue
         words = known.split()
@@ -214,14 +220,26 @@ _omp_environment()
 
 
 class Compiled:
-    """A loaded shared object's ``pk_launch``, with the last launch's argument block."""
+    """A loaded shared object's ``pk_launch``, with the last launch's argument block.
+
+    The library is closed (``dlclose``) when the last reference to it goes (this
+    record, and any function of it a launcher keeps): a long-running process that
+    builds many specialisations does not keep every one mapped (docs/cpu.md).
+    """
 
     __slots__ = ("fn", "lib", "source", "nparams", "scalars", "last", "geoms", "geom", "warm",
                  "path", "name", "arrays", "bound", "__weakref__")
 
-    def __init__(self, lib: Any, rendered: Any, path: str) -> None:
+    def __init__(self, lib: Any, rendered: Any, path: str,
+                 entry_points: tuple[str, ...] = KERNEL_ENTRY_POINTS) -> None:
         from ..types import TYPE_DTYPES
 
+        missing = [n for n in entry_points if not hasattr(lib, n)]
+        if missing:
+            raise AttributeError(
+                f"{path} is not a portakern library for {rendered.name!r}: it defines no "
+                f"{', '.join(missing)}")
+        _close_when_unreachable(lib)
         _pause_openmp_at_fork(lib)
         self.lib = lib
         self.fn = lib.pk_launch
@@ -248,6 +266,39 @@ class Compiled:
         #: keeps per-item state (:func:`.native_groups.array_bound`): how large a
         #: default group a barrier kernel may get.
         self.bound: int | None = None
+
+
+#: Kernel libraries loaded and not yet closed (:func:`loaded_libraries`).
+_OPEN = [0]
+
+
+def loaded_libraries() -> int:
+    """How many kernel libraries this process has loaded and not closed yet."""
+    return _OPEN[0]
+
+
+def _close_when_unreachable(lib: Any) -> None:
+    """``dlclose`` ``lib`` once nothing refers to it (a function taken from it keeps it).
+
+    Not at interpreter exit: the process is going, and a library closed then could
+    still be in a thread's stack.
+    """
+    close = getattr(ctypes, "_dlclose", None)
+    if close is None:
+        import _ctypes
+
+        close = getattr(_ctypes, "dlclose", None) or getattr(_ctypes, "FreeLibrary", None)
+    if close is None:
+        return
+    with BUILD_LOCK:
+        _OPEN[0] += 1
+    weakref.finalize(lib, _close, close, lib._handle).atexit = False
+
+
+def _close(close: Any, handle: int) -> None:
+    with BUILD_LOCK:
+        _OPEN[0] -= 1
+    close(handle)
 
 
 _FORK_HOOK: list[Any] = []
@@ -278,7 +329,14 @@ def _pause_openmp_at_fork(lib: Any) -> None:
         os.register_at_fork(before=lambda: pause(_OMP_PAUSE_HARD))
 
 
-def build(toolchain: Toolchain, rendered: Any) -> Compiled:
+def build(toolchain: Toolchain, rendered: Any,
+          entry_points: tuple[str, ...] = KERNEL_ENTRY_POINTS) -> Compiled:
+    """The shared object of ``rendered``, from the disk cache or compiled.
+
+    A cached entry is used only if it was written for this key and this toolchain
+    (:meth:`~portakern.cache.DiskCache.get`) and defines ``entry_points``; anything
+    else (another kernel's library copied over it, a stale one) is rebuilt.
+    """
     from .. import cache
 
     # Read by the OpenMP runtime when it is first loaded, with the first kernel.
@@ -290,25 +348,30 @@ def build(toolchain: Toolchain, rendered: Any) -> Compiled:
                          toolchain.identity)
     store = cache.default_cache()
     name = f"{key}.so"
-    hit = _load(store, name, rendered)
+    hit = _load(store, name, rendered, toolchain, entry_points)
     log.found("native shared object", hit, start)
     if hit is not None:
         return hit
     with BUILD_LOCK:
-        lock = _BUILD_LOCKS.setdefault(key, fork_safe_lock())
+        lock = _BUILD_LOCKS.get(key)
+        if lock is None:
+            lock = _BUILD_LOCKS[key] = fork_safe_lock()
     with lock:
-        hit = _load(store, name, rendered)  # another thread built it
+        hit = _load(store, name, rendered, toolchain, entry_points)  # another thread built it
         if hit is not None:
             return hit
-        from ..subprocesses import run, scratch_dir
+        from ..subprocesses import run, scratch_dir  # looked up here: tests count the runs
 
+        # The compiler and its children run in a process group that dies with this
+        # process; their temporaries (TMPDIR) are in the build folder, removed on exit.
         with scratch_dir("build") as tmp:
             src = Path(tmp) / f"{rendered.name}.cpp"
             src.write_text(rendered.source, encoding="utf-8")
             built = Path(tmp) / name
             cmd = [toolchain.compiler, *flags, str(src), "-o", str(built), *toolchain.libs()]
             try:
-                done = log.compiling(rendered.name, "c", run, cmd, timeout=_COMPILE_TIMEOUT)
+                done = log.compiling(rendered.name, "c", run, cmd, timeout=_COMPILE_TIMEOUT,
+                                     tmpdir=tmp)
             except subprocess.TimeoutExpired as exc:
                 raise CompilationError(
                     f"C++ compilation of kernel {rendered.name!r} (CPU, native path) took "
@@ -320,18 +383,29 @@ def build(toolchain: Toolchain, rendered: Any) -> Compiled:
                 raise compilation_error(
                     f"C++ compilation of kernel {rendered.name!r} (CPU, native path) failed",
                     done.stderr or done.stdout, rendered, "c")
-            # An unwritable cache warns once and keeps the build in memory.
-            store.put_library("native", name, built)
             # Loaded from the private build folder, before it goes: the mapping
             # outlives the file.
-            return Compiled(ctypes.CDLL(str(built)), rendered, str(built))
+            try:
+                compiled = Compiled(ctypes.CDLL(str(built)), rendered, str(built), entry_points)
+            except AttributeError as exc:
+                raise CompilationError(
+                    f"the C++ compilation of kernel {rendered.name!r} (CPU, native path) "
+                    f"made a library without portakern's entry points: {exc}",
+                    log="", source=rendered.source, target="c") from exc
+            # An unwritable cache warns once and keeps the build in memory.
+            store.put_library("native", name, built, toolchain.identity)
+            return compiled
 
 
-def _load(store: Any, name: str, rendered: Any) -> Compiled | None:
+def _load(store: Any, name: str, rendered: Any, toolchain: Toolchain,
+          entry_points: tuple[str, ...]) -> Compiled | None:
     """The cached shared object ``name``, or None (missing, damaged, or not a kernel).
 
     :meth:`~portakern.cache.DiskCache.load_library` checks the entry's digest and
-    loads a private copy; a library without ``pk_launch`` is dropped and rebuilt.
+    record (written for this key, by this toolchain) and loads a private copy; a
+    library without ``entry_points`` is refused with a :class:`~portakern.cache.CacheWarning`,
+    dropped, and rebuilt.
     """
-    return store.load_library("native", name,
-                              lambda lib: Compiled(lib, rendered, f"<cache>/{name}"))
+    return store.load_library(
+        "native", name, lambda lib: Compiled(lib, rendered, f"<cache>/{name}", entry_points),
+        identity=toolchain.identity)

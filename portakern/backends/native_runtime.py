@@ -157,6 +157,10 @@ PK_EXPORT void pk_rt_leave(void) { __atomic_sub_fetch(&pk_rt_ctl[1], 1, __ATOMIC
 PK_EXPORT int pk_launch(void* const*, const long long*) { return 0; }
 """
 
+#: What the runtime's library defines (a kernel's library copied over its cache entry
+#: does not, and is refused: :func:`.native_build.build`).
+RUNTIME_ENTRY_POINTS = ("pk_rt_install", "pk_rt_enter", "pk_rt_leave", "pk_rt_ctl", "pk_launch")
+
 #: [the runtime's library, the address of its ``pk_rt_ctl``], or [None, None] where it
 #: could not be built (then Ctrl-C waits for the launch, and a division by zero traps).
 RUNTIME: list[Any] = []
@@ -175,7 +179,7 @@ def load_runtime(toolchain: Toolchain) -> tuple[Any, Any]:
         stub = SimpleNamespace(name="pk_runtime", source=_RUNTIME_SOURCE, params=(),
                                bindings=(), user_source="", filename="pk_runtime.cpp")
         try:
-            lib = build(toolchain, stub).lib
+            lib = build(toolchain, stub, RUNTIME_ENTRY_POINTS).lib
         except CompilationError:
             RUNTIME.append((None, None))
             return RUNTIME[0]

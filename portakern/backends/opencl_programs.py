@@ -40,11 +40,18 @@ def build_program(cl: Any, context: Any, device: Any, rendered: Any,
 
     start = log.clock()
     store = cache.default_cache()
+    identity = "\n".join(_device_id(device))
     key = cache.make_key("opencl", rendered.source, tuple(options), _device_id(device))
-    program = _cached_program(cl, context, device, store.get("opencl", key), options)
+    # Used only if written for this key and device (DiskCache.get checks the record).
+    program = _cached_program(cl, context, device, store.get("opencl", key, identity), options)
     log.found("OpenCL program binary", None if program is None else rendered, start)
     if program is not None:
-        return _finish(cl, program, device, rendered)
+        try:
+            return _finish(cl, program, device, rendered)
+        except cl.Error:
+            # A binary without this kernel in it: not ours after all. Built from source
+            # below, which overwrites the entry.
+            store.discard("opencl", key)
     try:
         program = log.compiling(rendered.name, "opencl", lambda: cl.Program(
             context, rendered.source).build(options=options, devices=[device]))
@@ -53,7 +60,7 @@ def build_program(cl: Any, context: Any, device: Any, rendered: Any,
 
         raise compilation_error(f"OpenCL compilation of kernel {rendered.name!r} failed",
                                 str(exc), rendered, "opencl") from exc
-    _store_program(cl, program, device, store, key)
+    _store_program(cl, program, device, store, key, identity)
     return _finish(cl, program, device, rendered)
 
 
@@ -96,14 +103,15 @@ def _cached_program(cl: Any, context: Any, device: Any, binary: bytes | None,
         return None
 
 
-def _store_program(cl: Any, program: Any, device: Any, store: Any, key: str) -> None:
+def _store_program(cl: Any, program: Any, device: Any, store: Any, key: str,
+                   identity: str) -> None:
     try:
         devices = program.get_info(cl.program_info.DEVICES)
         binary = program.get_info(cl.program_info.BINARIES)[devices.index(device)]
     except (cl.Error, ValueError):
         return  # a driver that cannot hand out binaries: its own cache is all there is
     if binary:
-        store.put("opencl", key, bytes(binary))
+        store.put("opencl", key, bytes(binary), identity)
 
 
 def check_stack_use(compiled: Compiled, local_size: tuple[int, ...]) -> None:
