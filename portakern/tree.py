@@ -364,7 +364,9 @@ class _Parser:
     def _expect(self, text: str, after: Token) -> object:
         t = self._take() if self._peek() is not None else None
         if t is None or not _punct(t, text):
-            where = t if isinstance(t, Token) else after
+            # On the line of what it follows, as a C compiler puts it (the next line's
+            # first token is not where the ';' is missing).
+            where = t if isinstance(t, Token) and t.line == after.line else after
             raise self.smap.error_at(f"expected '{text}' after '{after.text}'", where)
         return t
 
