@@ -255,10 +255,12 @@ class KernelTemplate:
                 text = self._line(lineno)
                 # Point the caret at the name when the line spells it.
                 m = re.search(rf"\b{re.escape(name)}\b", text or "")
-                raise KernelSyntaxError(
+                unbound = KernelSyntaxError(
                     f"undefined name {name!r} in the kernel template; bind it with "
                     f"pk.kernel(source, {name}=...) or kernel.specialize({name}=...)",
-                    self.filename, lineno, m.start() + 1 if m else 1, text) from None
+                    self.filename, lineno, m.start() + 1 if m else 1, text)
+                unbound.unbound = name  # a constant still to come, not a bad source
+                raise unbound from None
         except jinja2.TemplateError as exc:
             lineno = _template_line(exc.__traceback__)
             raise KernelSyntaxError(f"template error: {exc}", self.filename, lineno, 1,

@@ -16,10 +16,16 @@ from portakern.errors import KernelSyntaxError
 
 
 def refused(source: str, needle: str, match: str, *, line: int, nth: int = 0,
-            target: str = "opencl", ndim: int = 1) -> KernelSyntaxError:
-    """The KernelSyntaxError ``source`` gets, at ``line``, caret under ``needle``."""
+            target: str | None = None, ndim: int = 1) -> KernelSyntaxError:
+    """The KernelSyntaxError ``source`` gets, at ``line``, caret under ``needle``.
+
+    Raised by ``pk.kernel()`` itself, unless ``target`` names the rendering (the
+    lowering for it) that finds it.
+    """
     with pytest.raises(KernelSyntaxError, match=match) as info:
-        pk.kernel(source, filename="user.pk").render(target, ndim=ndim)
+        kernel = pk.kernel(source, filename="user.pk")
+        if target is not None:
+            kernel.render(target, ndim=ndim)
     err = info.value
     text = source.split("\n")[line - 1]
     col = -1
@@ -131,7 +137,7 @@ def test_an_unsized_initialised_array_around_a_barrier_needs_its_size():
               "    float w[] = { 1.f, 2.f };\n"
               "    @synchronize();\n"
               "    y[i] = w[i % 2];\n}\n")
-    refused(source, "w", "needs its size written", line=3)
+    refused(source, "w", "needs its size written", line=3, target="opencl")  # the lowering
 
 
 # -- row 3: @groupsize() in the condition of a loop around a barrier ---------------------------
