@@ -22,10 +22,10 @@ from .errors import (
 )
 from .kernels import Kernel, KernelFactory
 from .kernels import kernel as _kernel
-from .launch import Launcher
+from .launch.launcher import Launcher
+from .launch.resolve import get_backend
+from .launch.timing import Launch, Timings, timed
 from .registry import register_backend, registered_backends
-from .resolve import get_backend
-from .timing import Launch, Timings, timed
 from .version import __version__
 
 kernel: KernelFactory = _kernel

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from .kernels import Kernel
-from .launch import Launcher
+from .launch.launcher import Launcher
 
 __all__ = ["ChunkKernel", "map_blocks", "map_overlap", "reduce", "ufunc", "warm"]
 
@@ -226,8 +226,8 @@ def _launch(kernel: Kernel | Launcher, full: list, nd: tuple, workgroupsize: Any
 
 
 def _variant_key(kernel: Kernel | Launcher, full: list, nd: tuple) -> str | None:
-    from . import cache
-    from ._recipes import kernel_token, launcher_token, token_digest
+    from .cache import store as cache
+    from .launch.recipes import kernel_token, launcher_token, token_digest
 
     if not cache.cache_enabled():
         return None

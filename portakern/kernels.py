@@ -3,11 +3,11 @@
 ``pk.kernel(source)`` returns a :class:`Kernel`. Calling it with arrays and an
 ``ndrange`` launches on the backend the arrays belong to; calling it with a
 backend (``kernel(backend, workgroupsize=256)``) returns a
-:class:`~portakern.launch.Launcher`, KernelAbstractions' form.
+:class:`~portakern.launch.launcher.Launcher`, KernelAbstractions' form.
 
 The signature is fixed when the kernel is made (:attr:`Kernel.signature`); only
 the bodies differ per target. Rendered sources are memoised per variant here and
-on disk by :func:`portakern.cache.rendered`.
+on disk by :func:`portakern.cache.store.rendered`.
 """
 
 from __future__ import annotations
@@ -18,9 +18,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, overload
 
-from . import resolve
+from .analysis.definition_checks import check_definitions
 from .backends.base import Backend
-from .definition_checks import check_definitions
 from .errors import (
     KernelSyntaxError,
     KernelTypeError,
@@ -28,22 +27,23 @@ from .errors import (
     PortakernError,
     user_stacklevel,
 )
-from .language import KernelDef, Module, Param, parse
-from .launch import Launcher
-from .render import (
+from .launch import resolve
+from .launch.launcher import Launcher
+from .launch.timing import Launch
+from .render.emit import (
     KernelTemplate,
     RenderedKernel,
     check_constants,
     lockstep_for,
     render_lowered,
 )
+from .syntax.language import KernelDef, Module, Param, parse
 from .targets import CANONICAL_TARGET, builtin_targets
-from .timing import Launch
 from .types import KNOWN_TYPES, as_type_name
 from .variant import Variant
 
 if TYPE_CHECKING:
-    from .tree import BodyFacts
+    from .syntax.tree import BodyFacts
 
 __all__ = ["Kernel", "KernelFactory", "kernel"]
 
@@ -71,7 +71,7 @@ class Kernel:
 
     def __init__(self, source: str, name: str | None = None, *, filename: str | None = None,
                  debug: bool | None = None, **constants: Any) -> None:
-        from .debug import enabled
+        from .launch.debug import enabled
 
         self._init(KernelTemplate(source, filename or f"<kernel {name or 'source'}>"), name,
                    check_constants(constants), enabled(debug))
@@ -182,7 +182,7 @@ class Kernel:
     def _check_portability(self) -> None:
         """Warn once about every use of something outside the portable subset.
 
-        Each built-in target's rendering is scanned (:mod:`portakern.portability`),
+        Each built-in target's rendering is scanned (:mod:`portakern.analysis.portability`),
         and each use is one :class:`~portakern.errors.PortabilityWarning` naming the
         targets that lack it. A source that does not parse is a
         :class:`~portakern.errors.KernelSyntaxError` here, at its line; one that does
@@ -190,7 +190,7 @@ class Kernel:
         """
         if self._portability_checked:
             return
-        from . import portability
+        from .analysis import portability
 
         issues = []
         try:
@@ -235,7 +235,9 @@ class Kernel:
             check_definitions(module)  # helpers that end without return, keyword type names
             kdef = module.kernel(self._name)
             # A helper with @synchronize() becomes part of the body that calls it.
-            from .barrier_helpers import inline_barrier_helpers  # on first parse, not at import
+            from .lower.barrier_helpers import (
+                inline_barrier_helpers,  # on first parse, not at import
+            )
 
             module, kdef = inline_barrier_helpers(module, kdef)
             for tv in kdef.type_vars:
@@ -257,13 +259,13 @@ class Kernel:
         return hit
 
     def facts(self, target: str) -> BodyFacts:
-        """What the body rendered for ``target`` holds (:func:`portakern.tree.body_facts`).
+        """What the body rendered for ``target`` holds (:func:`portakern.syntax.tree.body_facts`).
 
         Found once from the statement tree; the choice of a CPU path reads it.
         """
         hit = self._facts.get(target)
         if hit is None:
-            from .tree import body_facts, parse_body
+            from .syntax.tree import body_facts, parse_body
 
             module, kdef = self.parsed(target)
             hit = self._facts[target] = body_facts(parse_body(kdef.body, module.source_map))
@@ -309,17 +311,17 @@ class Kernel:
         except Exception:  # noqa: BLE001 - repr must not fail on an unrendered template
             return "<portakern.Kernel (not yet rendered)>"
 
-    # -- pickling (by recipe: portakern._recipes) -----------------------------------------
+    # -- pickling (by recipe: portakern.launch.recipes) -----------------------------------------
     def __reduce__(self) -> tuple:
         """Pickle as source, name, file name and constants; rebuilt (interned) on arrival."""
-        from ._recipes import intern_kernel, kernel_recipe, rebuild_kernel
+        from .launch.recipes import intern_kernel, kernel_recipe, rebuild_kernel
 
         if self.labels:  # the kernel without them, relabelled on arrival
             base = self.specialize()
             base.labels = {}
             return _relabeled, (base, dict(self.labels))
         if self.debug:  # not part of the recipe: rebuilt in debug mode, never interned
-            from .debug import rebuild_kernel as rebuild_debug
+            from .launch.debug import rebuild_kernel as rebuild_debug
 
             return rebuild_debug, (type(self), *kernel_recipe(self))
         intern_kernel(self)  # a round trip in this process gives this very object
@@ -327,7 +329,7 @@ class Kernel:
 
     def __dask_tokenize__(self) -> str:
         """Deterministic across processes; distinct per source, name, constants and debug mode."""
-        from ._recipes import kernel_token
+        from .launch.recipes import kernel_token
 
         return kernel_token(self) + ("-debug" if self.debug else "")
 
@@ -375,7 +377,7 @@ class Kernel:
                     f"kernel.specialize({missing[0]}='float')")
             # Targets whose backend runs a group's work-items in loops get barrier
             # kernels lowered into work-item loops (lower_kernel's ``lockstep``).
-            from .lower import lower_kernel
+            from .lower.lowering import lower_kernel
 
             lockstep = lockstep_for(target, self.facts(target))
             lowered = lower_kernel(kdef, module, ndim, lockstep=lockstep, debug=self.debug)
@@ -400,7 +402,7 @@ class Kernel:
         v = Variant.of(target, bindings, ndim, unmasked=unmasked, debug=self.debug)
         hit = self._rendered.get(v)
         if hit is None:
-            from . import cache
+            from .cache import store as cache
 
             hit = cache.rendered(self.recipe, v, render=lambda: self.render_variant(v))
             if hit.lowered is None:
@@ -440,7 +442,7 @@ class Kernel:
             else:
                 target = CANONICAL_TARGET
         if target not in builtin_targets():
-            from .render import available_targets
+            from .render.emit import available_targets
 
             if target not in available_targets():
                 raise KernelTypeError(
@@ -455,7 +457,7 @@ class Kernel:
                 f"{unknown[0]!r} is not a type variable of kernel {kdef.name!r} "
                 f"(its type variables: {', '.join(kdef.type_vars) or 'none'})")
         if ndim is None:
-            from .lower import infer_ndim
+            from .lower.lowering import infer_ndim
 
             ndim = infer_ndim(kdef)
         return self.rendered(target, names, ndim).source
@@ -478,7 +480,7 @@ class Kernel:
         """Launch on the arrays' backend, or (given a backend) return a :class:`Launcher`.
 
         ``kernel(*arrays_and_scalars, ndrange=..., workgroupsize=None)`` checks the
-        arguments and launches; it returns a :class:`~portakern.timing.Launch` handle.
+        arguments and launches; it returns a :class:`~portakern.launch.timing.Launch` handle.
         ``kernel(backend, workgroupsize=None, ndrange=None)`` returns a launcher with
         those sizes static (KernelAbstractions' form).
         """

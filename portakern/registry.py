@@ -6,7 +6,7 @@ Registrations are strings until they are needed: a backend class is a
 is imported at ``import portakern``; its class is imported when one of its
 arrays is resolved or its backend is asked for by name.
 
-Three layers, looked up in this order (see :mod:`portakern.resolve` for the
+Three layers, looked up in this order (see :mod:`portakern.launch.resolve` for the
 whole resolution order):
 
 1. built-in backends (``CPU``, ``OpenCL``, ``CUDA``, ``Metal``);
@@ -171,7 +171,7 @@ def register_backend(name: str, cls_or_path: Any, array_types: Any = (), *,
         What the user should run when the class cannot be imported.
     templates : str or os.PathLike, optional
         A folder with ``<target>/`` template folders, put ahead of portakern's
-        own right away (see :func:`portakern.render.add_template_dir`): a new
+        own right away (see :func:`portakern.render.emit.add_template_dir`): a new
         target, or files overriding an existing target's for every backend.
 
     Raises
@@ -237,7 +237,7 @@ def register_backend(name: str, cls_or_path: Any, array_types: Any = (), *,
             if obj is not None:
                 _TYPE_OBJECTS[t] = obj
     if templates is not None:
-        from .render import add_template_dir
+        from .render.emit import add_template_dir
 
         add_template_dir(templates)
     _changed()

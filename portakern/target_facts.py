@@ -1,7 +1,7 @@
 """The one table of what each built-in target has: math, constants, atomics, names, features.
 
 DESIGN section 1a, "Nothing passes silently": a kernel that builds on one target builds on
-every target, or :mod:`portakern.portability` says at ``pk.kernel()`` which targets lack
+every target, or :mod:`portakern.analysis.portability` says at ``pk.kernel()`` which targets lack
 what it uses. This module is that knowledge, as data:
 
 * **math functions**: the C99 functions each dialect has itself (``native``), those
@@ -18,7 +18,7 @@ what it uses. This module is that knowledge, as data:
   may lack (PoCL's CPU device has no ``cl_khr_fp16``).
 
 Templates read it as ``target_facts("<target>")`` (a global of the dialect environment,
-:func:`portakern.render.target_environment`).
+:func:`portakern.render.emit.target_environment`).
 """
 
 from __future__ import annotations

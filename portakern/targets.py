@@ -35,7 +35,7 @@ class TargetInfo:
     lockstep : bool
         Its launcher runs a workgroup's work-items one after another, so a kernel
         with ``@synchronize`` or ``@localmem`` is lowered into work-item loops cut
-        at the barriers (:func:`portakern.lower.lower_kernel`'s ``lockstep``).
+        at the barriers (:func:`portakern.lower.lowering.lower_kernel`'s ``lockstep``).
     printf : bool
         ``printf`` exists in kernels.
     prints : bool
@@ -92,7 +92,7 @@ class TargetInfo:
 
 @dataclass(frozen=True)
 class AddressSpaces:
-    """How a dialect spells the memory a pointer points into (see portakern.pointers).
+    """How a dialect spells the memory a pointer points into (see portakern.lower.pointers).
 
     ``words`` maps portakern's spaces (``global``, ``input`` for a read-only array
     parameter, ``local``, ``private``, ``constant``) to the dialect's words; empty words
@@ -146,17 +146,17 @@ OPENCL_RESERVED_WORDS = frozenset({
 _BUILTIN = (
     TargetInfo("opencl", "OpenCL", pointer_address_spaces=True, address_spaces=OPENCL_SPACES,
                reserved_words=OPENCL_RESERVED_WORDS,
-               checker="portakern.checks.targets:check_opencl",
+               checker="portakern.cli.check_targets:check_opencl",
                checker_note="built on the CPU OpenCL device when it is available"),
-    TargetInfo("cuda", "CUDA", checker="portakern.checks.targets:check_cuda",
+    TargetInfo("cuda", "CUDA", checker="portakern.cli.check_targets:check_cuda",
                checker_status="portakern.checks.cuda:cuda_check_available"),
     TargetInfo("metal", "Metal", printf=False, prints=False, pointer_address_spaces=True,
                address_spaces=METAL_SPACES,
                reserved_words=METAL_RESERVED_WORDS, double=False,
-               checker="portakern.checks.targets:check_metal",
+               checker="portakern.cli.check_targets:check_metal",
                checker_status="portakern.checks.metal:metal_check_available"),
     TargetInfo("c", "the native C++ path (CPU())", lockstep=True, printf=False,
-               checker="portakern.checks.targets:check_c",
+               checker="portakern.cli.check_targets:check_c",
                checker_note="built by the CPU native path's C++ compiler when it is available"),
 )
 _TABLE: dict[str, TargetInfo] = {t.name: t for t in _BUILTIN}

@@ -6,7 +6,7 @@ bounds mask is dropped (workgroups that tile the ndrange exactly), debug mode, a
 any template options a backend renders with. :class:`Variant` is that value, frozen
 and hashable, and every cache is keyed by it: the rendered sources a kernel keeps
 (:meth:`portakern.Kernel.render_variant`), the disk cache of rendered sources
-(:func:`portakern.cache.rendered`, which adds the kernel's recipe and a digest of
+(:func:`portakern.cache.store.rendered`, which adds the kernel's recipe and a digest of
 the package and templates) and the compiled variants (:meth:`portakern.Kernel.build`,
 which adds the backend's ``cache_key``). The execution model (lockstep or not)
 follows from the target and the kernel, so it is not a field of its own.

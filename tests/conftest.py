@@ -133,7 +133,8 @@ def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture
 def clean_registry() -> Any:
     """Restore the backend registry, the template path and resolution cache afterwards."""
-    from portakern import render, resolve
+    from portakern.launch import resolve
+    from portakern.render import emit as render
 
     saved = {name: getattr(registry, name).copy() for name in
              ("_RECORDS", "_TYPES", "_TYPE_OBJECTS", "_EP_RECORDS", "_EP_TYPES", "_EP_CLASHES")}

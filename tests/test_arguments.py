@@ -129,7 +129,7 @@ COPY = pk.kernel("@kernel void copy(float* dst,\n  const float* src) {\n"
                        "src.get()))", "src.astype(numpy.float32)"),
 ])
 def test_fixes_are_named_in_the_arrays_own_library(library, contiguous, astype):
-    from portakern.arguments import check_args
+    from portakern.launch.arguments import check_args
 
     kdef = COPY.parsed("opencl")[1]
     array = _duck_of(library)
@@ -149,7 +149,7 @@ def test_fixes_are_named_in_the_arrays_own_library(library, contiguous, astype):
 
 
 def test_a_feature_the_backend_lacks_is_converted_in_its_own_library():
-    from portakern.arguments import check_args
+    from portakern.launch.arguments import check_args
 
     k = pk.kernel("@kernel void f(T* y) { y[@index(Global, Linear)] = 1; }")
     array = _duck_of("mlx.core")

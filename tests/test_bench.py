@@ -137,7 +137,7 @@ def test_main_rejects_bad_options(capsys):
 
 
 def test_cli_dispatches_to_bench(tmp_path):
-    from portakern.cli import main
+    from portakern.cli.main import main
 
     out = tmp_path / "b.json"
     assert main(["bench", "--quick", "--backend", "CPU", "--only", "negative",

@@ -1,4 +1,4 @@
-"""An ndrange that provably overruns an array is refused before launch (portakern.bounds)."""
+"""An ndrange that provably overruns an array is refused before launch (portakern.analysis.bounds)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import portakern as pk
-from portakern import bounds
+from portakern.analysis import bounds
 
 HEAD = "@kernel void k(float* y, const float* x, long n) {\n"
 LINEAR = "  const long i = @index(Global, Linear);\n"

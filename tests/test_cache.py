@@ -15,10 +15,10 @@ import pytest
 from conftest import hammer_threads, unique_saxpy
 
 import portakern as pk
-from portakern import cache
-from portakern.cache import CacheWarning, DiskCache
+from portakern.cache import store as cache
+from portakern.cache.store import CacheWarning, DiskCache
 
-pytestmark = pytest.mark.filterwarnings("error::portakern.cache.CacheWarning")
+pytestmark = pytest.mark.filterwarnings("error::portakern.cache.store.CacheWarning")
 
 
 @pytest.fixture
@@ -214,7 +214,7 @@ _CHILD = r"""
 import json, sys
 import numpy as np
 import portakern as pk
-from portakern import cache
+from portakern.cache import store as cache
 src = open(sys.argv[1]).read()
 y, x = np.ones(5000, np.float32), np.arange(5000, dtype=np.float32)
 pk.kernel(src)(y, x, np.float32(3), ndrange=y.shape)
@@ -381,7 +381,7 @@ def test_an_unreadable_size_limit_warns_and_uses_the_default(monkeypatch):
 
 
 def test_cache_info_and_clear_on_the_command_line(cache_dir, monkeypatch):
-    from portakern import cli
+    from portakern.cli import main as cli
 
     monkeypatch.setenv("PORTAKERN_CACHE_SIZE", "64M")
     store = DiskCache(cache_dir)
@@ -469,7 +469,7 @@ def test_scratch_folders_of_dead_processes_are_removed(tmp_path):
 def test_the_render_cache_key_covers_every_module_of_the_package(tmp_path, monkeypatch):
     # A stale rendering served after the lowering changed is a wrong answer, so the
     # key's code digest must see a change in any module, a new subpackage's included.
-    from portakern import cache as cache_module
+    from portakern.cache import store as cache_module
 
     pkg = tmp_path / "pkg"
     (pkg / "sub").mkdir(parents=True)

@@ -21,8 +21,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from portakern import cache, disk_cache, shared_objects
-from portakern.cache import CacheWarning, DiskCache
+from portakern.cache import disk as disk_cache
+from portakern.cache import shared_objects
+from portakern.cache import store as cache
+from portakern.cache.store import CacheWarning, DiskCache
 
 _TAG = uuid.uuid4().hex  # a fresh source each session: nothing of an earlier run is reused
 SOURCES = {

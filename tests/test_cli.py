@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import portakern as pk
-from portakern import cli
+from portakern.cli import main as cli
 from portakern.examples import EXAMPLES
 from portakern.registry import registered_backends
 

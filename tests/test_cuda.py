@@ -134,7 +134,7 @@ def atomics_source(type_name: str, space: str = "global") -> str:
 def _rendered(kernel: pk.Kernel, ndim: int | None = None, **bindings: object):
     names = {k: type_name_of(np.dtype(v)) if not isinstance(v, str) else v
              for k, v in bindings.items()}
-    from portakern.lower import infer_ndim
+    from portakern.lower.lowering import infer_ndim
 
     if ndim is None:
         ndim = infer_ndim(kernel.parsed("cuda")[1])
@@ -282,7 +282,7 @@ def test_host_memory_is_not_a_cuda_array():
 def test_argument_checks_on_cuda_array_interface():
     saxpy = pk.kernel(SAXPY)
     kdef = saxpy.parsed("cuda")[1]
-    from portakern.arguments import check_args
+    from portakern.launch.arguments import check_args
 
     backend = CUDA(0)
     y, x = CudaDuck((8,), np.float32), CudaDuck((8,), np.float32)
@@ -302,7 +302,7 @@ def test_argument_checks_on_cuda_array_interface():
 def test_device_mismatch_names_the_argument_and_both_devices():
     saxpy = pk.kernel(SAXPY)
     kdef = saxpy.parsed("cuda")[1]
-    from portakern.arguments import check_args
+    from portakern.launch.arguments import check_args
 
     on0 = DlpackDuck((8,), np.float32, device=(2, 0))
     on1 = DlpackDuck((8,), np.float32, device=(2, 1))

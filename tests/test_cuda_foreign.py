@@ -13,10 +13,10 @@ import pytest
 from test_cuda import SAXPY, CudaDuck
 
 import portakern as pk
-from portakern.arguments import check_args
 from portakern.backends import cuda as cuda_backend
 from portakern.backends.cuda import CUDA, _Compiled
 from portakern.errors import KernelArgumentError
+from portakern.launch.arguments import check_args
 
 # -- the no-alias check on const parameters -------------------------------------------------
 

@@ -197,8 +197,8 @@ def _extras() -> set[str]:
 
 def test_every_shell_example_is_tagged_and_checkable():
     """Command blocks say what they are; those not run still name real options and extras."""
-    from portakern import cli
     from portakern.bench import command as bench_command
+    from portakern.cli import main as cli
 
     parser = cli._parser()
     extras = _extras()

@@ -134,7 +134,7 @@ GROUPS = """
 
 def test_a_broken_cuda_template_fails_on_the_stand_in(cp, clean_registry, tmp_path: Path):
     """The stand-in executes the CUDA templates: a reversed group id is a wrong result."""
-    from portakern import render
+    from portakern.render import emit as render
 
     n, wg = 1000, 100
     want = (np.arange(n) // wg) * 1000 + np.arange(n) % wg

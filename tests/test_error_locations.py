@@ -20,7 +20,7 @@ import pytest
 
 import portakern as pk
 from portakern.backends.native import NativeCPU
-from portakern.lower import NotLockstep
+from portakern.lower.lowering import NotLockstep
 
 native = pytest.mark.skipif(not NativeCPU.available().ok, reason="no C++ compiler with OpenMP")
 pocl = pytest.mark.skipif(not pk.CPU.opencl_available().ok, reason="no CPU OpenCL device")

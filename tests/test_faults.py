@@ -18,9 +18,9 @@ import pytest
 from conftest import unique_saxpy
 
 import portakern as pk
-from portakern import cache
 from portakern.backends.native import NativeCPU
-from portakern.cache import DiskCache
+from portakern.cache import store as cache
+from portakern.cache.store import DiskCache
 
 native = pytest.mark.skipif(not NativeCPU.available(), reason="no C++ compiler with OpenMP")
 root_only = pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,

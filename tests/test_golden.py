@@ -282,7 +282,7 @@ def test_opencl_renderings_build(case):
     backend = pk.CPU()
     k = pk.Kernel(case.source, case.kernel, filename=case.filename, **case.constants)
     ndim = case.ndim if case.ndim is not None else None
-    from portakern.lower import infer_ndim
+    from portakern.lower.lowering import infer_ndim
 
     kdef = k.parsed("opencl")[1]
     rendered = k.rendered("opencl", case.bindings, infer_ndim(kdef) if ndim is None else ndim)
@@ -296,7 +296,7 @@ def test_opencl_renderings_build(case):
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_c_renderings_build(case):
     from portakern.backends.native import NativeCPU
-    from portakern.lower import infer_ndim
+    from portakern.lower.lowering import infer_ndim
 
     if not NativeCPU.available():
         pytest.skip(f"no native CPU path: {NativeCPU.available().reason}")

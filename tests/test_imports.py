@@ -14,9 +14,9 @@ import sys
 
 import pytest
 
-from portakern.template import KernelTemplate, _user_environment
+from portakern.source.template import KernelTemplate, _user_environment
 
-HEAVY = ("jinja2", "pyopencl", "portakern.lower", "cupy", "mlx", "torch", "numba", "dask")
+HEAVY = ("jinja2", "pyopencl", "portakern.lower.lowering", "cupy", "mlx", "torch", "numba", "dask")
 
 
 def _loaded(code: str, env: dict[str, str] | None = None) -> list[str]:

@@ -421,7 +421,7 @@ _ADD1 = """@kernel void add1(T* y) { y[@index(Global, Linear)] += 1; }"""
 
 
 def test_direct_calls_reuse_the_launcher_of_the_same_argument_types():
-    from portakern import resolve
+    from portakern.launch import resolve
 
     k = pk.kernel(_ADD1)
     y32, y64 = np.zeros(10, np.float32), np.zeros(10, np.float64)

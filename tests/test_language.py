@@ -372,7 +372,7 @@ def test_kernel_constructs_in_a_helper(construct):
 def test_atomics_allowed_in_helpers():
     src = ("int bump(int* p) { return @atomic_add(p, 1); }\n"
            "@kernel void f(int* y) { bump(y); }\n")
-    # The helper's pointer gets the address space it is called with (portakern.pointers).
+    # The helper's pointer gets the address space it is called with (portakern.lower.pointers).
     for target, signature in (("opencl", "int bump_pk_g(__global int* p)"),
                               ("cuda", "int bump(int* p)"), ("metal", "int bump(device int* p)")):
         out = pk.kernel(src).render(target)

@@ -1,4 +1,4 @@
-"""portakern.launch: the warm path answers exactly as a first launch would."""
+"""portakern.launch.launcher: the warm path answers exactly as a first launch would."""
 from __future__ import annotations
 
 import numpy as np

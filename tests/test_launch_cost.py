@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import portakern as pk
-import portakern.launch
+import portakern.launch.launcher
 from portakern.backends.native import NativeCPU
 from portakern.errors import NDRangeError, PortakernError
 
@@ -46,7 +46,7 @@ def _no_recall(monkeypatch):
     def refuse(*args, **kw):
         raise AssertionError("the warm launch recalled its arguments")
 
-    monkeypatch.setattr(portakern.launch, "recall", refuse)
+    monkeypatch.setattr(portakern.launch.launcher, "recall", refuse)
 
 
 @pytest.mark.parametrize("direct", [False, True])

@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 import portakern as pk
-from portakern.lower import Call, Gen, lower_kernel
-from portakern.render import KernelTemplate
+from portakern.lower.lowering import Call, Gen, lower_kernel
+from portakern.render.emit import KernelTemplate
 
 
 def needs(backend, dtype, atomic=False):
@@ -555,7 +555,7 @@ def test_jinja_float_and_bool_constants_render_as_c():
 
 def test_lower_kernel_parts():
     src = "@kernel void f(long* y) {\n    y[0] = @index(Group, Linear);\n}\n"
-    module = __import__("portakern.language", fromlist=["parse"]).parse(
+    module = __import__("portakern.syntax.language", fromlist=["parse"]).parse(
         KernelTemplate(src, "x.pk").render("opencl", {}))
     lowered = lower_kernel(module.kernels[0], module, 2)
     calls = [p for p in lowered.body if isinstance(p, Call)]

@@ -12,10 +12,10 @@ import pytest
 from conftest import hammer_threads, unique_saxpy
 
 import portakern as pk
-from portakern import cache
 from portakern.backends import native, native_build
 from portakern.backends.base import exact_groups
 from portakern.backends.native import NativeCPU
+from portakern.cache import store as cache
 from portakern.errors import BackendUnavailableError, CompilationError
 
 pytestmark = pytest.mark.skipif(
@@ -426,7 +426,7 @@ def test_unwritable_cache_folder_builds_in_a_temporary_one_with_one_warning(tmp_
                                                                              monkeypatch):
     import warnings
 
-    from portakern.cache import CacheWarning
+    from portakern.cache.store import CacheWarning
 
     blocker = tmp_path / "a-file"
     blocker.write_text("the cache folder cannot be created under a file")
@@ -491,9 +491,9 @@ def test_available_reports_a_bad_portakern_cpu_instead_of_raising(monkeypatch):
 def test_initialised_array_across_a_barrier_runs_natively_without_a_warning(monkeypatch):
     # It used to leave the native path for PoCL, which keeps an initialised private array
     # across a barrier once per group (issue 22); now each work-item has its own.
-    from portakern.backends.native import NativeCPU
-
     import warnings
+
+    from portakern.backends.native import NativeCPU
 
     monkeypatch.delenv("PORTAKERN_CPU", raising=False)
     src = """

@@ -316,7 +316,7 @@ def test_relaunch_on_the_same_pyopencl_arrays_skips_the_full_checks(queue, ocl, 
     import importlib
     import weakref
 
-    kernel_module = importlib.import_module("portakern.launch")
+    kernel_module = importlib.import_module("portakern.launch.launcher")
     k = pk.kernel(SAXPY)
     launch = k(ocl)
     y = cla.to_device(queue, np.zeros(8, np.float32))

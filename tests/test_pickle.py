@@ -68,7 +68,7 @@ def test_recipe_keeps_name_filename_and_constants(tmp_path, dumper):
     k = pk.kernel.from_file(path, "other", K=3)
     data = dumper.dumps(k)
     assert b"_template" not in data and b"ctypes" not in data
-    from portakern import _recipes
+    from portakern.launch import recipes as _recipes
 
     _recipes._KERNELS.clear()  # as in a fresh process
     k2 = dumper.loads(data)
@@ -84,7 +84,7 @@ def test_launcher_and_backends(dumper):
     k = pk.kernel(SAXPY)
     launch = k(pk.CPU(), workgroupsize=64)
     assert dumper.loads(dumper.dumps(launch)) is launch
-    from portakern import _recipes
+    from portakern.launch import recipes as _recipes
 
     data = dumper.dumps(launch)
     _recipes._KERNELS.clear()  # as in a fresh process

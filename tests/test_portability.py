@@ -212,7 +212,7 @@ def test_portable_kernels_do_not_warn():
 
 
 def test_pointers_are_portable_and_do_not_warn():
-    # portakern.pointers infers the address spaces (tests/test_pointers.py runs them).
+    # portakern.lower.pointers infers the address spaces (tests/test_pointers.py runs them).
     _no_portability_warning("@kernel void k(float* y, const float* x, long n) {\n"
                             "    const long i = @index(Global, Linear);\n"
                             "    const float* row = x + i * n;\n"

@@ -225,7 +225,7 @@ def test_unknown_name_lists_the_registered_ones() -> None:
 # -- templates ---------------------------------------------------------------------------------
 
 def _opencl_templates() -> Path:
-    from portakern.render import _packaged_templates
+    from portakern.render.emit import _packaged_templates
 
     return _packaged_templates() / "opencl"
 

@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 import portakern as pk
-from portakern import registry, resolve
+from portakern import registry
 from portakern.backends.base import default_instance
+from portakern.launch import resolve
 
 
 class Box:

@@ -121,7 +121,7 @@ def test_private_arrays_with_initializers_on_every_target(backend, n):
 
 def test_cpu_keeps_an_initialised_array_on_the_native_path():
     # It used to fall back to PoCL (NotLockstep), which gave 252 of 256 outputs wrong.
-    from portakern.lower import lower_kernel
+    from portakern.lower.lowering import lower_kernel
 
     k = pk.kernel(ACC)
     module, kdef = k.parsed("c")

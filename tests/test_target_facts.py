@@ -16,7 +16,7 @@ import pytest
 
 import portakern as pk
 from portakern.checks import metal_check_available
-from portakern.checks import targets as target_checks
+from portakern.cli import check_targets as target_checks
 from portakern.errors import BackendUnavailableError, PortabilityWarning
 from portakern.target_facts import CONSTANTS, MATH_FUNCTIONS, facts, mlx_renames
 

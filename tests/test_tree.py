@@ -1,4 +1,4 @@
-"""The statement tree of a kernel body (portakern.tree) and the facts read off it."""
+"""The statement tree of a kernel body (portakern.syntax.tree) and the facts read off it."""
 
 from __future__ import annotations
 
@@ -8,7 +8,18 @@ import pytest
 import portakern as pk
 from portakern.backends.native import NativeCPU
 from portakern.errors import KernelSyntaxError
-from portakern.tree import Barrier, Block, If, Jump, Label, Loop, Simple, Switch, Visitor, walk
+from portakern.syntax.tree import (
+    Barrier,
+    Block,
+    If,
+    Jump,
+    Label,
+    Loop,
+    Simple,
+    Switch,
+    Visitor,
+    walk,
+)
 
 BODY = """@kernel void f(float* y, long count) {
     const long i = @index(Global, Linear);
@@ -25,7 +36,7 @@ BODY = """@kernel void f(float* y, long count) {
 
 
 def _tree(source: str = BODY):
-    from portakern.tree import parse_body
+    from portakern.syntax.tree import parse_body
 
     kernel = pk.kernel(source)
     module, kdef = kernel.parsed("opencl")
@@ -111,7 +122,7 @@ def test_a_visitor_sees_every_node_and_may_prune():
     ("y[0] = 1", "expected ';' to end the statement"),
 ])
 def test_malformed_statements_are_errors_at_the_line(body, message):
-    from portakern.tree import parse_body
+    from portakern.syntax.tree import parse_body
 
     kernel = pk.kernel("@kernel void f(float* y) {\n    " + body + "\n}")
     module, kdef = kernel.parsed("opencl")
@@ -166,8 +177,8 @@ def test_root_is_a_block_of_the_whole_body():
 # -- the tree of lowered parts: what the lowering and the convergence analysis walk ---------
 
 def _parts_tree(source: str):
-    from portakern.lowerer import Lowerer
-    from portakern.tree import parse_body
+    from portakern.lower.lowerer import Lowerer
+    from portakern.syntax.tree import parse_body
 
     kernel = pk.kernel(source)
     module, kdef = kernel.parsed("opencl")
@@ -181,8 +192,8 @@ def _around_and_children(block: Block) -> list:
 
 
 def test_the_tree_of_lowered_parts_is_lossless_and_names_barriers_and_collectives():
-    from portakern.parts import Call, Gen, UniformMark, code
-    from portakern.tree import Collective
+    from portakern.syntax.parts import Call, Gen, UniformMark, code
+    from portakern.syntax.tree import Collective
 
     items, root = _parts_tree(
         "@kernel void f(float* y, const float* x) {\n"
@@ -214,7 +225,7 @@ def test_the_tree_of_lowered_parts_is_lossless_and_names_barriers_and_collective
 
 @pytest.mark.parametrize("stmt", ["for\n    @synchronize();", "while @synchronize();"])
 def test_a_loop_around_a_barrier_that_does_not_parse_says_which_shapes_work(stmt):
-    from portakern.tree import parse_body
+    from portakern.syntax.tree import parse_body
 
     kernel = pk.kernel("@kernel void f(float* y) {\n    " + stmt + "\n}")
     module, kdef = kernel.parsed("opencl")

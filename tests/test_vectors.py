@@ -18,7 +18,7 @@ import pytest
 
 import portakern as pk
 from portakern.errors import KernelArgumentError, KernelSyntaxError, KernelTypeError
-from portakern.vectors import VECTOR_TYPES
+from portakern.syntax.vectors import VECTOR_TYPES
 
 ARRAY_TYPES = [v for v in VECTOR_TYPES.values() if v.width in (2, 4)]
 

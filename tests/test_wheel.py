@@ -64,7 +64,7 @@ def test_unpacked_wheel_renders_every_target(wheel, tmp_path):
     script = """
 import sys
 import portakern as pk
-from portakern import render
+from portakern.render import emit as render
 here = sys.argv[1]
 assert pk.__file__.startswith(here), pk.__file__
 assert str(render.template_dirs()[-1]).startswith(here), render.template_dirs()

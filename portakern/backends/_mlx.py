@@ -57,8 +57,8 @@ from ..errors import (
     NDRangeError,
     PortakernError,
 )
+from ..syntax.vectors import VECTOR_TYPES
 from ..target_facts import mlx_renames, rename_identifiers
-from ..vectors import VECTOR_TYPES
 from .mlx_writeback import copy_kernel, writeback_modes
 
 __all__ = [
@@ -235,7 +235,7 @@ def build_program(rendered: Any, dialect: str, cast64: bool = False,
     if rendered.lowered is None:
         raise KernelTypeError(
             f"kernel {rendered.name!r} was rendered without its lowered form; render it "
-            f"with portakern.render.render_lowered")
+            f"with portakern.render.emit.render_lowered")
     params = tuple(rendered.params)
     # MLX declares `x_shape`, `x_strides`, `x_ndim` for an array input x whose name plus
     # the suffix occurs in the body: the kernel's own names of that form are renamed.
@@ -398,7 +398,7 @@ def _np_name(dt: np.dtype) -> str:
 
 def param_dtypes(program: Program, bindings: dict[str, str]) -> dict[int, np.dtype]:
     """The dtype of each parameter under type bindings (``{"T": "float"}``)."""
-    from ..vectors import element_dtype
+    from ..syntax.vectors import element_dtype
 
     return {i: element_dtype(bindings.get(p.type, p.type)) for i, p in enumerate(program.params)}
 

@@ -1,7 +1,7 @@
 """The backend contract.
 
 A backend turns a rendered kernel into something that runs, and runs it. The
-kernel language is lowered once, above the backends (:mod:`portakern.lower`);
+kernel language is lowered once, above the backends (:mod:`portakern.lower.lowering`);
 a backend only supplies primitives: how to compile a rendered source, how to
 see an array, how to launch over a hardware grid. The dialect itself (index
 functions, barriers, atomics) lives in ``templates/<target>/``; a backend names
@@ -187,7 +187,7 @@ class Backend:
     def __init_subclass__(cls, abstract: bool = False, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if cls.__dict__.get("templates") is not None:
-            from ..render import add_template_dir
+            from ..render.emit import add_template_dir
 
             add_template_dir(str(cls.__dict__["templates"]))
         if abstract or cls.__dict__.get("_abstract", False):
@@ -215,7 +215,7 @@ class Backend:
         raise NotImplementedError
 
     def compile(self, rendered: Any) -> Any:
-        """**Must.** Compile a :class:`~portakern.render.RenderedKernel`; return a handle.
+        """**Must.** Compile a :class:`~portakern.render.emit.RenderedKernel`; return a handle.
 
         Raise :class:`~portakern.errors.CompilationError` with the compiler log
         and the vendor exception as ``__cause__``. The launcher caches the handle

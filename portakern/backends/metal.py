@@ -301,7 +301,7 @@ def mlx_source(rendered: Any, *, float64: str = "error",
 
     Parameters
     ----------
-    rendered : portakern.render.RenderedKernel
+    rendered : portakern.render.emit.RenderedKernel
         From ``kernel.rendered("metal" or "cuda", bindings, ndim)``.
     float64 : {"error", "cast"}, optional
         As for :class:`Metal`; ``"cast"`` renders doubles as floats.

@@ -8,9 +8,9 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ..language import Token
-from ..parts import Call, Gen
-from ..subscripts import DEBUG_RECORD
+from ..lower.subscripts import DEBUG_RECORD
+from ..syntax.language import Token
+from ..syntax.parts import Call, Gen
 
 __all__ = ["copy_kernel", "writeback_modes"]
 
@@ -160,7 +160,7 @@ def writeback_modes(lowered: Any, helpers: Sequence[Any] = ()) -> dict[str, str]
         # A #define could hide an access the analysis cannot see.
         hidden = re.search(rf"\b{re.escape(p.name)}\b", macro_text) is not None
         owned = not hidden and _accesses_owned(items, p.name, index, sizes)
-        # Debug mode's record (portakern.debug) is written by whichever item faults first.
+        # Debug mode's record (portakern.launch.debug) is written by whichever item faults first.
         owned = owned and p.name != DEBUG_RECORD
         modes[p.name] = "fused" if owned else "staged"
     return modes

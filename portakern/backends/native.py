@@ -12,7 +12,7 @@ variants (glibc's libmvec) where a probe found them, so those loops vectorise to
 The work-item loops are clipped to the ndrange, so the kernel is rendered without
 its bounds mask (a kernel with ``unsafe_indices`` runs every item of its groups,
 as on a GPU). Kernels with ``@synchronize`` or ``@localmem`` are lowered with
-``lockstep`` (:mod:`portakern.lockstep`): their body runs once per group with a
+``lockstep`` (:mod:`portakern.lower.lockstep`): their body runs once per group with a
 loop over the items between barriers, each stopping at the ndrange and vectorised
 across items where nothing orders them; a ``NativeCPU(lockstep=True)`` launches
 them over whole groups. :meth:`portakern.backends.opencl.CPU.executor` decides which

@@ -166,7 +166,7 @@ def _probe(compiler: str, defines: list[str], libs: list[str]) -> bool:
 
 
 def find_toolchain() -> Toolchain | str:
-    from .. import cache
+    from ..cache import store as cache
 
     candidates = _candidates()
     if not candidates:
@@ -334,10 +334,10 @@ def build(toolchain: Toolchain, rendered: Any,
     """The shared object of ``rendered``, from the disk cache or compiled.
 
     A cached entry is used only if it was written for this key and this toolchain
-    (:meth:`~portakern.cache.DiskCache.get`) and defines ``entry_points``; anything
+    (:meth:`~portakern.cache.store.DiskCache.get`) and defines ``entry_points``; anything
     else (another kernel's library copied over it, a stale one) is rebuilt.
     """
-    from .. import cache
+    from ..cache import store as cache
 
     # Read by the OpenMP runtime when it is first loaded, with the first kernel.
     os.environ.setdefault("OMP_STACKSIZE", _OMP_STACKSIZE)
@@ -401,9 +401,9 @@ def _load(store: Any, name: str, rendered: Any, toolchain: Toolchain,
           entry_points: tuple[str, ...]) -> Compiled | None:
     """The cached shared object ``name``, or None (missing, damaged, or not a kernel).
 
-    :meth:`~portakern.cache.DiskCache.load_library` checks the entry's digest and
+    :meth:`~portakern.cache.store.DiskCache.load_library` checks the entry's digest and
     record (written for this key, by this toolchain) and loads a private copy; a
-    library without ``entry_points`` is refused with a :class:`~portakern.cache.CacheWarning`,
+    library without ``entry_points`` is refused with a :class:`~portakern.cache.store.CacheWarning`,
     dropped, and rebuilt.
     """
     return store.load_library(

@@ -18,7 +18,7 @@ paths grow the groups (up to 4096 items, the most PoCL runs) of a kernel with no
 per-item state (no ``pk_priv_*[pk_items]`` array in its lockstep lowering: the stack
 and the cache a group needs do not grow with it) whose ``@localmem`` arrays each hold
 fewer elements than the base group has items, so none can have a slot per work-item.
-The lowering publishes that fact (:attr:`portakern.lower.LoweredKernel.group_bound`),
+The lowering publishes that fact (:attr:`portakern.lower.lowering.LoweredKernel.group_bound`),
 the ``c`` module writes it on a line of the rendered source (which the disk cache
 keeps), and :func:`array_bound` reads it back; :func:`group_facts` hands it to both
 paths. (Before issue 22 the native path alone grew such groups, up to 16384 items, so
@@ -51,7 +51,7 @@ class GroupFacts:
     """What :func:`cpu_workgroup` needs to know about a kernel.
 
     ``reads_shape``: the kernel can tell the shape of its groups (see
-    :func:`reads_group_shape`). ``bound``: :attr:`portakern.lower.LoweredKernel.group_bound`
+    :func:`reads_group_shape`). ``bound``: :attr:`portakern.lower.lowering.LoweredKernel.group_bound`
     of its ``c`` rendering where that is a barrier kernel's, else None.
     """
 
@@ -139,7 +139,7 @@ _BOUND = re.compile(r"^// portakern group bound: (\d+|none)$", re.MULTILINE)
 def array_bound(source: str) -> int | None:
     """The lowering's answer for a rendered (``c``) barrier kernel, or None.
 
-    The ``c`` module writes :attr:`portakern.lower.LoweredKernel.group_bound` on a line
+    The ``c`` module writes :attr:`portakern.lower.lowering.LoweredKernel.group_bound` on a line
     of its own: the most elements of a ``@localmem`` array (0 without one), or
     ``none`` where a size is not a product of integer literals or the kernel keeps
     per-item state. None too for a rendering without that line.

@@ -195,7 +195,7 @@ def load_runtime(toolchain: Toolchain) -> tuple[Any, Any]:
 def runtime_file_name(toolchain: Toolchain) -> str:
     """The runtime's file name in the disk cache's ``native`` folder (as
     :func:`.native_build.build` keys it)."""
-    from .. import cache
+    from ..cache import store as cache
 
     key = cache.make_key("native", _RUNTIME_SOURCE, tuple(toolchain.flags()),
                          tuple(toolchain.libs()), toolchain.identity)

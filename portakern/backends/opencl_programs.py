@@ -36,7 +36,7 @@ class Compiled:
 
 def build_program(cl: Any, context: Any, device: Any, rendered: Any,
                   options: list[str]) -> Compiled:
-    from .. import cache
+    from ..cache import store as cache
 
     start = log.clock()
     store = cache.default_cache()

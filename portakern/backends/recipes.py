@@ -1,6 +1,6 @@
 """A backend pickled by recipe (its class and constructor arguments), and its Dask token.
 
-The contract's side of :mod:`portakern._recipes`: :meth:`Backend.__reduce_ex__
+The contract's side of :mod:`portakern.launch.recipes`: :meth:`Backend.__reduce_ex__
 <portakern.backends.base.Backend.__reduce_ex__>` and ``__dask_tokenize__`` use these,
 so the backend layer never imports the kernel objects above it.
 """

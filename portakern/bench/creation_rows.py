@@ -29,9 +29,9 @@ def bench_rows(quick: bool = False, repeats: int = 7, only: object = ()) -> list
 def _row(name: str, samples_wanted: int) -> Row:
     from .. import examples
     from ..kernels import Kernel
-    from ..language import parse
+    from ..source.template import KernelTemplate
+    from ..syntax.language import parse
     from ..targets import CANONICAL_TARGET, builtin_targets
-    from ..template import KernelTemplate
 
     ex = examples.get(name)
     source, constants, filename = ex.source, dict(ex.constants), str(ex.path)

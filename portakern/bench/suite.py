@@ -330,7 +330,7 @@ def bench_busy(launches: int = 60) -> Row:
 
 def bench_get_backend() -> Row:
     """``get_backend`` on one NumPy array, per call."""
-    from ..resolve import get_backend
+    from ..launch.resolve import get_backend
 
     y = np.ones(4, F32)
     get_backend(y)

@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import KernelFaultError, PortakernError
+from ..syntax.vectors import VECTOR_TYPES
 from ..types import KNOWN_TYPES, TYPE_DTYPES
-from ..vectors import VECTOR_TYPES
 from .rows import Row
 
 __all__ = ["run_file"]
@@ -38,9 +38,9 @@ def run_file(path: str | Path, defines: dict[str, Any], ndrange: tuple[int, ...]
              backend: Any, repeats: int = 7) -> list[Row]:
     """One row per ``@kernel`` of the file at ``path`` (see the module docstring)."""
     from ..kernels import Kernel
-    from ..language import parse
-    from ..lower import infer_ndim
-    from ..render import KernelTemplate, check_constants
+    from ..lower.lowering import infer_ndim
+    from ..render.emit import KernelTemplate, check_constants
+    from ..syntax.language import parse
     from ..targets import CANONICAL_TARGET
 
     p = Path(path)

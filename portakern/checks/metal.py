@@ -44,13 +44,13 @@ import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
+from portakern.analysis.portability import METAL_RESERVED_WORDS
 from portakern.checks.diagnostics import (
     Diagnostic,
     format_diagnostics,
     parse_diagnostics,
 )
 from portakern.errors import BackendUnavailableError, CompilationError
-from portakern.portability import METAL_RESERVED_WORDS
 from portakern.subprocesses import run, scratch_dir
 
 __all__ = ["METAL_RESERVED_WORDS", "check_metal", "metal_check_available"]

@@ -92,7 +92,7 @@ def _key(units: tuple[Unit, ...]) -> str:
 
 def build(units: tuple[Unit, ...]) -> EmulatedLibrary:
     """Compile ``units`` with the runtime into a loaded shared object (cached)."""
-    from .. import cache
+    from ..cache import store as cache
 
     key = _key(units)
     hit = _LOADED.get(key)
@@ -144,7 +144,7 @@ _RUNTIME: dict[str, bytes] = {}
 
 def _runtime_object(gxx: str, tmp: Path) -> Path:
     """The runtime compiled once (per process, and in the cache), copied into ``tmp``."""
-    from .. import cache
+    from ..cache import store as cache
 
     source = (INCLUDE / "pk_emu_runtime.cpp").read_bytes()
     key = hashlib.sha256(source + _identity(gxx).encode()).hexdigest()

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ..resolve import get_backend
+from ..launch.resolve import get_backend
 from .catalog import Args, Consts, Example
 from .inputs import groups, random_array
 

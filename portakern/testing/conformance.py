@@ -40,7 +40,7 @@ from .. import registry
 from ..backends.base import Backend
 from ..errors import PortakernError
 from ..kernels import Kernel
-from ..resolve import get_backend
+from ..launch.resolve import get_backend
 from .agree import default_tolerance
 
 __all__ = ["ConformanceSuite", "suite_kernel"]

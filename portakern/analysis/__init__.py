@@ -1,0 +1,1 @@
+"""Readers of the parsed kernel that publish facts: convergence, bounds, portability."""

@@ -1,0 +1,214 @@
+"""What a kernel uses outside the portable subset (DESIGN section 1), found at creation.
+
+The portable subset is a contract: what the parser accepts runs on every target,
+or the user hears at kernel creation which targets lack it. This module is one
+visitor over a parsed :class:`~portakern.syntax.language.Module`; it returns facts
+(:class:`Issue`), and :class:`~portakern.Kernel` turns them into
+:class:`~portakern.errors.PortabilityWarning`\\ s. Each target's rendering is
+scanned on its own, so code under ``{% if target == "opencl" %}`` counts only
+for OpenCL.
+
+What is reported, and for which targets:
+
+* a call of ``printf``: Metal and the native C++ path (``CPU()``) have none;
+* a word Metal (or OpenCL C) reserves, used as a name (``vertex``, ``thread``,
+  ``local``, ...);
+* what :mod:`portakern.target_facts` says a target lacks: a math function (Metal's
+  ``ilogb``), a constant (``DBL_MAX`` on Metal, which has no double), ``@atomic_*`` on an
+  element type (64-bit integers or double on Metal).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..syntax.language import KernelDef, Module, Token, significant
+from ..target_facts import CONSTANTS, MATH_FUNCTIONS, facts
+from ..targets import (
+    METAL_RESERVED_WORDS,
+    OPENCL_RESERVED_WORDS,
+    builtin_targets,
+    target_info,
+)
+from .pointer_checks import check_pointer_depth
+
+__all__ = ["Issue", "METAL_RESERVED_WORDS", "OPENCL_RESERVED_WORDS", "SCANNED_TARGETS",
+           "scan", "merge"]
+
+#: The built-in targets a kernel is scanned for (``c`` is CPU()'s native C++ path).
+SCANNED_TARGETS = builtin_targets()
+
+
+@dataclass(frozen=True)
+class Issue:
+    """One use of something outside the portable subset.
+
+    ``key`` identifies the use across targets (kind, position), ``targets`` are
+    those that lack it, ``message`` says what and how to avoid it (without the
+    targets, which :func:`merge` adds).
+    """
+
+    key: tuple
+    filename: str
+    line: int
+    col: int
+    targets: tuple[str, ...]
+    message: str
+
+    def describe(self) -> str:
+        names = ", ".join(target_info(t).title for t in self.targets)
+        return (f"{self.filename}:{self.line}:{self.col}: {self.message} "
+                f"(not portable to: {names})")
+
+
+def scan(module: Module, kernel: KernelDef, target: str) -> list[Issue]:
+    """The non-portable uses in one target's rendering that ``target`` itself lacks."""
+    filename = module.source_map.filename
+    body = significant(kernel.body)
+    helpers = significant(module.helpers)
+    found: list[tuple[str, Token, str]] = []
+    info = target_info(target)
+    if not info.printf:
+        found += [("printf", t, "printf is not in the portable subset; put it under "
+                   "{% if target in (\"cuda\", \"opencl\") %}")
+                  for t in _calls(body + helpers, "printf")]
+    if not info.prints:
+        found += [("print", t, "@print prints nothing there (Metal has no printf in compute "
+                   "kernels); the kernel runs without the output")
+                  for t in body if t.kind == "at" and t.text == "@print"]
+    # Pointers are portable: portakern.lower.pointers infers their address spaces; a pointer
+    # to a pointer is refused on every target.
+    check_pointer_depth(kernel.body + module.helpers, filename)
+    reserved = info.reserved_words
+    if reserved:
+        # The message does not name the target: merge() lists every target lacking it.
+        found += [("reserved", t, f"{t.text!r} is a reserved word; rename it")
+                  for t in _reserved_names(body + helpers, reserved)]
+        found += [("reserved", Token("id", p.name, kernel.line, kernel.col),
+                   f"parameter {p.name!r} is a reserved word; rename it")
+                  for p in kernel.params if p.name in reserved]
+    found += _facts_issues(kernel, body, helpers, target)
+    return [Issue((kind, tok.line, tok.col, tok.text), filename, tok.line, tok.col,
+                  (target,), message) for kind, tok, message in found]
+
+
+def _facts_issues(kernel: KernelDef, body: list[Token], helpers: list[Token],
+                  target: str) -> list[tuple[str, Token, str]]:
+    """Uses of what the table of target facts says ``target`` lacks."""
+    known = facts(target)
+    if not known.lacks_anything:
+        return []
+    tokens = body + helpers
+    own = _defined_functions(helpers)
+    found: list[tuple[str, Token, str]] = []
+    for n, t in enumerate(tokens):
+        if t.kind != "id":
+            continue
+        calls = n + 1 < len(tokens) and tokens[n + 1].is_punct("(")
+        after_member = n > 0 and (tokens[n - 1].is_punct(".") or tokens[n - 1].is_punct("->"))
+        if (calls and not after_member and t.text in MATH_FUNCTIONS and t.text not in own
+                and known.lacks_function(t.text)):
+            found.append(("math", t, f"{t.text}() is not in the target's math library in C's "
+                                     f"form, and portakern's prelude does not provide it; write "
+                                     f"it as a helper function"))
+        elif t.text in CONSTANTS and not calls and not known.has_constant(t.text):
+            found.append(("constant", t, f"{t.text} is a double limit, and there is no double "
+                                         f"there; use the FLT_* limits"))
+    for n, t in enumerate(tokens):
+        if t.kind != "at" or not t.text.startswith("@atomic_"):
+            continue
+        ctype = _atomic_element_type(tokens, n, kernel)
+        if ctype is not None and known.atomic_lacks(ctype):
+            op = t.text[1:]
+            found.append(("atomic", t, f"@{op} on {ctype} elements: there are no atomics on "
+                                       f"{ctype} there (32-bit int, uint and float only); use "
+                                       f"an int, uint or float array, or run this kernel on "
+                                       f"another backend"))
+    return found
+
+
+def _defined_functions(helpers: list[Token]) -> frozenset[str]:
+    # `type name(` in the helpers: the user's own function of that name.
+    return frozenset(t.text for n, t in enumerate(helpers)
+                     if t.kind == "id" and 0 < n < len(helpers) - 1
+                     and helpers[n + 1].is_punct("(")
+                     and ((helpers[n - 1].kind == "id"
+                           and helpers[n - 1].text not in ("return", "else", "do", "case"))
+                          or helpers[n - 1].is_punct("*")))
+
+
+#: Words that make up a scalar C type, for the element type of an atomic's pointer.
+_TYPE_WORDS = frozenset("""
+    char short int long float double half unsigned signed bool uchar ushort uint ulong
+    int8_t uint8_t int16_t uint16_t int32_t uint32_t int64_t uint64_t size_t
+""".split())
+
+
+def _atomic_element_type(tokens: list[Token], at: int, kernel: KernelDef) -> str | None:
+    """The declared element type of the array an ``@atomic_*`` at ``tokens[at]`` updates
+    (``@atomic_add(&a[i], v)``, ``@atomic_add(a + i, v)``), or None where it is not a
+    concrete type declared in view (a type variable, a pointer from elsewhere)."""
+    n = at + 1
+    if n >= len(tokens) or not tokens[n].is_punct("("):
+        return None
+    n += 1
+    while n < len(tokens) and (tokens[n].is_punct("&") or tokens[n].is_punct("(")):
+        n += 1
+    if n >= len(tokens) or tokens[n].kind != "id":
+        return None
+    name = tokens[n].text
+    for p in kernel.params:
+        if p.name == name:
+            words = p.type.split()
+            return p.type if words and all(w in _TYPE_WORDS for w in words) else None
+    # A declaration in view: `long* p`, `@localmem long acc[4]`, `thread long x`.
+    for k, t in enumerate(tokens):
+        if t.kind != "id" or t.text != name or k == 0:
+            continue
+        j = k - 1
+        while j >= 0 and (tokens[j].is_punct("*") or tokens[j].text in ("const", "volatile")):
+            j -= 1
+        words: list[str] = []
+        while j >= 0 and tokens[j].kind == "id" and tokens[j].text in _TYPE_WORDS:
+            words.insert(0, tokens[j].text)
+            j -= 1
+        if words:
+            return " ".join(words)
+    return None
+
+
+def merge(issues: list[Issue]) -> list[Issue]:
+    """One issue per use, naming every target that lacks it, in source order."""
+    by_key: dict[tuple, Issue] = {}
+    for issue in issues:
+        seen = by_key.get(issue.key)
+        if seen is None:
+            by_key[issue.key] = issue
+        elif issue.targets[0] not in seen.targets:
+            by_key[issue.key] = Issue(seen.key, seen.filename, seen.line, seen.col,
+                                      seen.targets + issue.targets, seen.message)
+    order = {t: n for n, t in enumerate(SCANNED_TARGETS)}
+    merged = [Issue(i.key, i.filename, i.line, i.col,
+                    tuple(sorted(i.targets, key=lambda t: order.get(t, len(order)))),
+                    i.message) for i in by_key.values()]
+    return sorted(merged, key=lambda i: (i.line, i.col, i.key))
+
+
+def _calls(tokens: list[Token], name: str) -> list[Token]:
+    return [t for n, t in enumerate(tokens)
+            if t.kind == "id" and t.text == name and n + 1 < len(tokens)
+            and tokens[n + 1].is_punct("(")]
+
+
+def _reserved_names(tokens: list[Token], reserved: frozenset[str]) -> list[Token]:
+    # A reserved word followed by a name is a qualifier a target escape wrote
+    # (`device float* p`); followed by anything else it is used as a name.
+    out = []
+    for n, t in enumerate(tokens):
+        if t.kind != "id" or t.text not in reserved:
+            continue
+        after = tokens[n + 1] if n + 1 < len(tokens) else None
+        if after is not None and after.kind == "id":
+            continue
+        out.append(t)
+    return out

@@ -1,0 +1,1 @@
+"""The rendered-source and compiled-binary stores (memory and disk)."""

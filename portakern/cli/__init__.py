@@ -1,0 +1,1 @@
+"""The ``portakern`` command line."""

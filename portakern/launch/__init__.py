@@ -1,0 +1,1 @@
+"""Launching: argument checks, backend resolution, ownership, timing, debug, recipes."""

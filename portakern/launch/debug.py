@@ -1,0 +1,135 @@
+"""Debug mode: bounds-checked subscripts and the fault record (docs/debugging.md).
+
+A kernel made with ``debug=True`` (or under ``PORTAKERN_DEBUG=1``) is lowered with
+every subscript of an array parameter checked (:func:`portakern.lower.subscripts.check_subscripts`)
+and one hidden last parameter, :data:`~portakern.lower.subscripts.DEBUG_RECORD`: an int64 array
+the launcher passes like any other array, laid out as
+
+====================  ==========================================================
+``[0]``               fault flag: 0, or 1 once a work-item faulted (its low 32
+                      bits are set by a compare-and-swap, so only the first
+                      fault is recorded)
+``[1]`` .. ``[7]``    argument position (or ``-1 - (16 * k + d)`` for dimension
+                      ``d`` of the ``k``-th ``@localmem`` array), index, extent,
+                      source line, and the work-item's global index per ndrange
+                      axis (-1: none)
+``[8]`` .. ``[15]``   the spare slot a faulting access reads or writes instead
+                      of memory outside its array
+``[16 + k]``          the number of elements of argument ``k`` (arrays only)
+====================  ==========================================================
+
+After the launch the launcher reads the record back (:func:`check`), which waits
+for the kernel, and raises :class:`~portakern.errors.KernelFaultError` for a fault.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import KernelFaultError
+
+__all__ = ["ENV", "EXTENTS_AT", "enabled", "new_record", "check", "record_handle",
+           "launch_checked", "rebuild_kernel"]
+
+#: The environment variable that turns debug mode on for every kernel made after it is set.
+ENV = "PORTAKERN_DEBUG"
+#: Where the extents start in the record (after the fault fields and the spare slot).
+EXTENTS_AT = 16
+
+_TRUE = frozenset({"1", "true", "yes", "on"})
+
+
+def enabled(debug: bool | None = None) -> bool:
+    """``debug`` if given, else whether ``PORTAKERN_DEBUG`` is set to 1/true/yes/on."""
+    if debug is not None:
+        if not isinstance(debug, (bool, np.bool_)):
+            from ..errors import KernelTypeError
+
+            raise KernelTypeError(f"debug must be True or False, got {debug!r}")
+        return bool(debug)
+    return os.environ.get(ENV, "").strip().lower() in _TRUE
+
+
+def new_record(params: list, shapes: dict[int, tuple[int, ...]]) -> np.ndarray:
+    """A zeroed record for one launch; ``shapes`` gives each array argument's shape."""
+    from ..syntax.vectors import VECTOR_TYPES
+
+    record = np.zeros(EXTENTS_AT + len(params), np.int64)
+    for k, shape in shapes.items():
+        # A float4* array of shape (n, 4) holds n elements of the kernel's type.
+        vt = VECTOR_TYPES.get(params[k].type)
+        record[EXTENTS_AT + k] = math.prod(shape) // (vt.width if vt else 1)
+    return record
+
+
+def check(record: np.ndarray, kernel: str, params: list, ndim: int, filename: str,
+          source: str, localmem: Sequence[str] = ()) -> None:
+    """Raise :class:`KernelFaultError` if ``record`` (read back after a launch) holds a fault.
+
+    ``localmem`` names the kernel's ``@localmem`` arrays in order (a negative argument
+    code ``-1 - (16 * k + d)`` stands for dimension ``d`` of the ``k``-th).
+    """
+    if not int(record[0]):
+        return
+    argument, index, extent, line = (int(v) for v in record[1:5])
+    item = tuple(int(v) for v in record[5:5 + ndim])
+    if any(v < 0 for v in item):
+        work_item: tuple[int, ...] | None = None
+    else:
+        work_item = item
+    lines = source.split("\n")
+    text = lines[line - 1] if 0 < line <= len(lines) else None
+    if argument < 0:
+        k, dimension = divmod(-1 - argument, 16)
+        name = localmem[k] if k < len(localmem) else f"@localmem #{k}"
+        raise KernelFaultError(kernel, name, None, index, extent, work_item, filename, line,
+                               text, dimension)
+    name = params[argument].name if argument < len(params) else f"#{argument}"
+    raise KernelFaultError(kernel, name, argument, index, extent, work_item, filename, line,
+                           text)
+
+
+def record_handle(backend: Any, record: np.ndarray) -> tuple[Any, Any]:
+    """The record on ``backend``: ``(array, launch handle)``."""
+    array = backend.to_device(record)
+    info = backend.array_info(array)
+    return array, info.handle
+
+
+def launch_checked(backend: Any, kernel: Any, kdef: Any, compiled: Any, launch_args: list,
+                   infos: dict, plan: Any) -> None:
+    """Launch with a fresh record as the hidden last argument, then :func:`check` it.
+
+    ``infos`` holds the ``ArrayInfo`` of each array argument (the extents); ``plan``
+    is the launcher's ``(compiled, global size, local size, ndrange sizes)``.
+    """
+    _, global_size, local_size, sizes = plan
+    record = new_record(kdef.params, {k: info.shape for k, info in infos.items()})
+    array, handle = record_handle(backend, record)
+    launch_args.append(handle)
+    launch_args.extend(sizes)
+    backend.launch(compiled, launch_args, global_size, local_size)
+    from ..lower.subscripts import localmem_names
+
+    template = kernel.template
+    check(np.asarray(backend.to_host(array)), kdef.name, kdef.params, len(sizes),
+          template.filename, template.source, localmem_names(kdef))
+
+
+def rebuild_kernel(kernel_class: type, source: str, name: str | None, filename: str,
+                   constants: tuple) -> Any:
+    """Unpickle a debug-mode kernel (``Kernel.__reduce__``): a new one, in debug mode."""
+    import warnings
+
+    from ..errors import PortabilityWarning
+
+    with warnings.catch_warnings():
+        # The sender was warned when it created the kernel.
+        warnings.simplefilter("ignore", PortabilityWarning)
+        return kernel_class(source, name, filename=filename, debug=True, **dict(constants))
+

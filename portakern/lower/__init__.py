@@ -1,0 +1,1 @@
+"""Lowering: the @ constructs expanded on the tree, per execution model."""

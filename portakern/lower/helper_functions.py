@@ -1,0 +1,107 @@
+"""Lowering of the helper functions a module declares next to its kernels.
+
+Helpers are plain C-like functions; :func:`lower_helpers` passes them through with
+the portable atomics and vector spellings mapped, and ``static``/``inline``
+specifiers normalised so that no target sees them doubled.
+"""
+
+from __future__ import annotations
+
+from ..syntax import vectors
+from ..syntax.language import (
+    Token,
+    next_significant,
+)
+from ..syntax.parts import Call, Gen
+from .lowerer import ATOMIC_OPS, KEYWORDS
+
+__all__ = ["lower_helpers"]
+
+
+def lower_helpers(helpers: list[Token]) -> list:
+    """Lower the helper code: atomics, and a target prefix before each function.
+
+    CUDA needs ``__device__`` on every helper function (definitions and
+    prototypes); other targets render the ``function_prefix`` macro as nothing.
+    """
+    out: list = []
+    depth = 0
+    decl_start = 0  # index in `out` where the current top-level declaration begins
+    for n, t in enumerate(helpers):
+        if t.kind == "at" and t.text.startswith("@atomic_") and t.text[8:] in ATOMIC_OPS:
+            out.append(Gen(f"pk_atomic_{t.text[8:]}"))
+            continue
+        if depth == 0 and t.kind not in ("ws", "comment", "pp") and decl_start is None:
+            decl_start = len(out)
+        out.append(vectors.helper_word(helpers, n) if t.text in vectors.VECTOR_TYPES else t)
+        if t.kind == "pp":
+            decl_start = None
+        elif t.kind == "punct" and t.text in "([{":
+            if (t.text == "(" and depth == 0 and decl_start is not None
+                    and _is_function_declaration(helpers, n)):
+                if decl_start >= 0:
+                    out[decl_start:] = _without_specifiers(out[decl_start:])
+                out.insert(decl_start, Call("function_prefix", (), t.line))
+                decl_start = -1  # prefixed; don't prefix this declaration again
+            depth += 1
+        elif t.kind == "punct" and t.text in ")]}":
+            depth -= 1
+            if depth == 0 and t.text == "}" and _ends_declaration(helpers, n):
+                decl_start = None
+        elif t.kind == "punct" and t.text == ";" and depth == 0:
+            decl_start = None
+    return out
+
+
+#: What the user may write before a helper function; the target's ``function_prefix``
+#: says it instead (C++: ``static inline``, CUDA: ``__device__``), so it is never doubled.
+_FUNCTION_SPECIFIERS = frozenset({"static", "inline"})
+
+
+def _without_specifiers(decl: list) -> list:
+    """A helper's declaration without ``static``/``inline`` (and the blank after each)."""
+    out: list = []
+    skip_blank = False
+    for it in decl:
+        if isinstance(it, Token) and it.kind == "id" and it.text in _FUNCTION_SPECIFIERS:
+            skip_blank = True
+            continue
+        if skip_blank and isinstance(it, Token) and it.kind == "ws" and "\n" not in it.text:
+            skip_blank = False
+            continue
+        skip_blank = False
+        out.append(it)
+    return out
+
+
+def _ends_declaration(helpers: list[Token], n: int) -> bool:
+    """A '}' at depth 0 ends a function body unless ';' or a declarator follows (struct)."""
+    k = next_significant(helpers, n + 1)
+    return k >= len(helpers) or helpers[k].kind == "pp" or not (
+        helpers[k].is_punct(";") or helpers[k].kind == "id" and helpers[k].text != "static"
+        and helpers[k].text != "inline" and _followed_by_semicolon(helpers, k))
+
+
+def _followed_by_semicolon(helpers: list[Token], k: int) -> bool:
+    j = next_significant(helpers, k + 1)
+    return j < len(helpers) and helpers[j].text in (";", ",", "=")
+
+
+def _is_function_declaration(helpers: list[Token], n: int) -> bool:
+    """Is ``helpers[n]`` (a '(' at depth 0) the parameter list of a function?"""
+    prev = n - 1
+    while prev >= 0 and helpers[prev].kind in ("ws", "comment"):
+        prev -= 1
+    if prev < 0 or helpers[prev].kind != "id" or helpers[prev].text in KEYWORDS:
+        return False
+    depth = 0
+    for k in range(n, len(helpers)):
+        t = helpers[k]
+        if t.kind == "punct" and t.text in "([{":
+            depth += 1
+        elif t.kind == "punct" and t.text in ")]}":
+            depth -= 1
+            if depth == 0:
+                j = next_significant(helpers, k + 1)
+                return j < len(helpers) and (helpers[j].is_punct("{") or helpers[j].is_punct(";"))
+    return False

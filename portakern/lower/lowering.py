@@ -1,0 +1,212 @@
+"""Lower the ``@`` constructs once, above the backends.
+
+The result of lowering is a list of *parts*: the user's own tokens, generated
+text (:class:`Gen`), and calls of target primitives (:class:`Call`) such as
+``global_id(0)`` or ``barrier()``. Every target template folder defines the same
+primitive macros, so the index arithmetic, the bounds mask, the row-major axis
+order and the barrier-convergent segmentation are written here exactly once.
+
+Axis order: ndrange axis ``d`` of ``D`` maps to hardware axis ``D - 1 - d``, so
+the last (fastest) NumPy axis runs along hardware x and accesses coalesce.
+
+Implicit bounds: unless the kernel says ``@kernel(unsafe_indices)``, work-items
+outside the ndrange do nothing. A kernel without ``@synchronize`` is wrapped in
+one ``if (pk_active)``. A kernel with barriers is cut at each barrier, each
+segment between barriers is wrapped on its own, and declarations made in a
+segment are hoisted above its ``if`` so that later segments still see them; this
+keeps every barrier reached by every work-item of the group (the approach of
+KernelAbstractions 0.9.34 and later). Control flow around a barrier is group-uniform:
+the statements that set a loop's condition, and the ``@uniform`` declarations, are
+found by :mod:`portakern.analysis.convergence` and stay outside the mask (per-item control
+around a barrier is a ``KernelSyntaxError`` there).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field, replace
+
+from ..errors import NDRangeError
+from ..syntax.language import (
+    KERNEL_CONSTRUCTS,
+    KernelDef,
+    Module,
+    Param,
+    Token,
+    significant,
+)
+from ..syntax.parts import Call, Gen, code, walk_parts
+from .constructs import GROUPREDUCE_OPS
+from .helper_functions import lower_helpers
+from .lowerer import ATOMIC_OPS, Lowerer, NotLockstep
+from .subscripts import DEBUG_RECORD, check_subscripts, localmem_names
+
+__all__ = ["Gen", "Call", "LoweredKernel", "lower_kernel", "lower_helpers", "KERNEL_CONSTRUCTS",
+           "NotLockstep", "ATOMIC_OPS", "GROUPREDUCE_OPS",
+           "infer_ndim", "DEBUG_RECORD", "check_subscripts", "localmem_names"]
+
+
+
+@dataclass
+class LoweredKernel:
+    """A kernel ready for any target's template."""
+
+    name: str
+    params: list
+    type_vars: tuple[str, ...]
+    ndim: int
+    unsafe_indices: bool
+    localmem: list[list] = field(default_factory=list)
+    body: list = field(default_factory=list)
+    masked: bool = True
+    line: int = 0  # the user's line of the @kernel signature
+    #: Lowered for a target that runs a group's work-items in loops (see lower_kernel).
+    lockstep: bool = False
+    #: Debug mode (see lower_kernel): ``params`` ends with the hidden record
+    #: :data:`DEBUG_RECORD`, and :attr:`checked` is what renders instead of ``body``.
+    debug: bool = False
+    #: ``body`` with every subscript of an array parameter bounds-checked (debug mode).
+    #: ``body`` itself stays as written, so analyses of it (MLX's write-back modes)
+    #: see the same accesses in both modes.
+    checked: list = field(default_factory=list)
+    #: ``@kernel(workgroupsize=...)`` for this ndrange rank, in ndrange order (the
+    #: templates render it in hardware order: x is the last axis), or None.
+    workgroupsize: tuple[int, ...] | None = None
+    #: False for ``@kernel(contract=false)``: the templates turn FMA contraction off.
+    contract: bool = True
+
+    @property
+    def workgroup_items(self) -> int:
+        """Work-items per group of the declared workgroup size (0 if none is declared)."""
+        return math.prod(self.workgroupsize) if self.workgroupsize is not None else 0
+
+    @property
+    def group_bound(self) -> int | None:
+        """The most elements of a ``@localmem`` array (0 without one), or None.
+
+        None where a size is not a product of integer literals, or where a work-item
+        keeps state in a group-sized array (text with ``pk_items``, which only the
+        lockstep lowering writes): then the group a kernel runs in is not the native
+        path's to grow (:mod:`portakern.backends.native_groups` reads this fact from
+        the ``c`` rendering).
+        """
+        body = walk_parts(self.body)
+        if any(isinstance(it, Gen) and "pk_items" in it.text for it in body):
+            return None
+        most = 0
+        for decl in self.localmem:
+            if not decl or not isinstance(decl[0], Call) or decl[0].macro != "localmem":
+                continue  # a collective's hidden buffer (GPU dialects only)
+            n = 1
+            for it in code(decl[0].args[2]):
+                if isinstance(it, Token) and it.kind == "num":
+                    literal = re.fullmatch(r"(\d+)[uUlL]*", it.text)
+                    if literal is None:
+                        return None
+                    n *= int(literal.group(1))
+                elif not (isinstance(it, Gen) and it.text in ("[", "]")):
+                    return None  # a macro or an expression
+            most = max(most, n)
+        return most
+
+    @property
+    def rendered_body(self) -> list:
+        """The parts the target template renders."""
+        return self.checked if self.debug else self.body
+
+
+def infer_ndim(kernel: KernelDef) -> int:
+    """The ndrange rank a kernel's NTuple unpacking implies (1 if it has none)."""
+    best = 0
+    sig = significant(kernel.body)
+    for i, t in enumerate(sig):
+        if t.kind == "at" and t.text == "@index":
+            j = i + 1
+            args = []
+            while j < len(sig) and not sig[j].is_punct(")"):
+                if sig[j].kind == "id":
+                    args.append(sig[j].text)
+                j += 1
+            if "NTuple" in args:
+                names = _lookback_names(sig[:i])
+                best = max(best, min(len(names), 3))
+        if t.kind == "at" and t.text in ("@ndrange", "@groupsize"):
+            if i + 2 < len(sig) and sig[i + 2].kind == "num":
+                try:
+                    best = max(best, min(int(sig[i + 2].text) + 1, 3))
+                except ValueError:
+                    pass
+    if isinstance(kernel.workgroupsize, tuple):
+        best = best or len(kernel.workgroupsize)
+    return best or 1
+
+
+def _lookback_names(sig: list[Token]) -> list[str]:
+    # ... auto [ a , b ] =  (sig ends just before @index)
+    if len(sig) < 4 or not sig[-1].is_punct("="):
+        return []
+    k = len(sig) - 2
+    if not sig[k].is_punct("]"):
+        return []
+    names = []
+    k -= 1
+    while k >= 0 and not sig[k].is_punct("["):
+        if sig[k].kind == "id":
+            names.append(sig[k].text)
+        k -= 1
+    return names[::-1]
+
+
+def lower_kernel(kernel: KernelDef, module: Module, ndim: int, *,
+                 lockstep: bool = False, debug: bool = False) -> LoweredKernel:
+    """Lower one kernel for an ndrange of ``ndim`` axes.
+
+    ``lockstep`` lowers a kernel with ``@synchronize`` or ``@localmem`` for a target
+    that runs each workgroup's work-items one after another (one whose ``macros.j2``
+    sets ``lockstep = true``: the ``c`` target of CPU()'s native path), the way
+    KernelAbstractions' CPU backend does: the body is cut at each barrier into runs,
+    each run becomes a loop over the group's work-items (``items_begin``/``items_end``
+    macros), a barrier is the end of one loop and the start of the next, and a
+    variable declared in a run lives on as one element per work-item
+    (``pk_priv_<name>[pk_items]``, bound by reference in every later loop). A loop
+    around ``@synchronize`` runs once per group, and so do the group-uniform
+    statements that update what it depends on (:mod:`portakern.analysis.convergence`; on
+    other targets every work-item runs them, unmasked). The caller checks first that
+    no jump leaves a work-item loop (:attr:`portakern.syntax.tree.BodyFacts.lockstep_blocker`).
+
+    ``debug`` adds the hidden parameter :data:`DEBUG_RECORD` and bounds-checks every
+    subscript of an array parameter (:func:`check_subscripts`); the analyses above
+    run on the same parts as without it.
+    """
+    if isinstance(ndim, bool) or not isinstance(ndim, int) or not 0 <= ndim <= 3:
+        raise NDRangeError(f"kernel {kernel.name!r}: the ndrange rank must be 0, 1, 2 or 3, "
+                           f"got {ndim!r}")
+    if lockstep:
+        from ..analysis.pointer_checks import references_as_pointers  # no arrays of references
+        from .lockstep import LockstepLowerer  # imports this module
+
+        kernel = replace(kernel, body=references_as_pointers(kernel.body))
+        lw: Lowerer = LockstepLowerer(kernel, module, ndim, debug=debug)
+    else:
+        lw = Lowerer(kernel, module, ndim)
+    items = lw.lower_tokens(kernel.body)
+    try:
+        body, masked = lw.mask(items)
+    except RecursionError:
+        raise module.source_map.error_at(
+            f"kernel {kernel.name!r} nests blocks around @synchronize too deeply to lower",
+            Token("at", "@kernel", kernel.line, kernel.col)) from None
+    if masked and not lockstep:
+        body = [Gen("const bool pk_active = ")] + lw.active() + [Gen(";\n")] + body
+    params = kernel.params
+    checked: list = []
+    if debug:
+        params = [*params, Param(DEBUG_RECORD, "long", True, False, len(params))]
+        arrays = {p.name for p in kernel.params if p.pointer}
+        checked = check_subscripts(body, arrays, ndim, inside_item=not lockstep,
+                                   local=lw.local_dims)
+    return LoweredKernel(kernel.name, params, kernel.type_vars, ndim,
+                         kernel.unsafe_indices, lw.localmem, body, masked, kernel.line,
+                         lockstep, debug, checked, workgroupsize=lw.declared,
+                         contract=kernel.contract)

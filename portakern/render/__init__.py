@@ -1,0 +1,1 @@
+"""Rendering: the lowered kernel through the per-dialect templates in templates/."""

@@ -1,0 +1,1 @@
+"""The user's source: the Jinja template, its line map, and -D constants."""

@@ -1,0 +1,1 @@
+"""The kernel language's front end: tokens, the parser, the statement tree."""
