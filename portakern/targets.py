@@ -49,9 +49,10 @@ class TargetInfo:
     double : bool
         ``double`` exists.
     checker : str or None
-        ``"module:function"`` of its compile check (``portakern check``), which
-        takes the rendered kernel, the user's sources and the kernel, and returns a
-        one-line summary.
+        For a plugin's target: ``"module:function"`` of its compile check
+        (``portakern check``; the built-in targets' are in
+        :mod:`portakern.cli.check_targets`), which takes the rendered kernel, the
+        user's sources and the kernel, and returns a one-line summary.
     checker_status : str or None
         ``"module:function"`` returning ``(ok, detail)``: whether the compile check can
         run on this machine (``portakern info`` lists it).
@@ -145,19 +146,12 @@ OPENCL_RESERVED_WORDS = frozenset({
 
 _BUILTIN = (
     TargetInfo("opencl", "OpenCL", pointer_address_spaces=True, address_spaces=OPENCL_SPACES,
-               reserved_words=OPENCL_RESERVED_WORDS,
-               checker="portakern.cli.check_targets:check_opencl",
-               checker_note="built on the CPU OpenCL device when it is available"),
-    TargetInfo("cuda", "CUDA", checker="portakern.cli.check_targets:check_cuda",
-               checker_status="portakern.checks.cuda:cuda_check_available"),
+               reserved_words=OPENCL_RESERVED_WORDS),
+    TargetInfo("cuda", "CUDA"),
     TargetInfo("metal", "Metal", printf=False, prints=False, pointer_address_spaces=True,
                address_spaces=METAL_SPACES,
-               reserved_words=METAL_RESERVED_WORDS, double=False,
-               checker="portakern.cli.check_targets:check_metal",
-               checker_status="portakern.checks.metal:metal_check_available"),
-    TargetInfo("c", "the native C++ path (CPU())", lockstep=True, printf=False,
-               checker="portakern.cli.check_targets:check_c",
-               checker_note="built by the CPU native path's C++ compiler when it is available"),
+               reserved_words=METAL_RESERVED_WORDS, double=False),
+    TargetInfo("c", "the native C++ path (CPU())", lockstep=True, printf=False),
 )
 _TABLE: dict[str, TargetInfo] = {t.name: t for t in _BUILTIN}
 

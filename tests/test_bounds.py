@@ -1,4 +1,4 @@
-"""An ndrange that provably overruns an array is refused before launch (portakern.analysis.bounds)."""
+"""An ndrange that provably overruns an array is refused before launch (analysis.bounds)."""
 
 from __future__ import annotations
 

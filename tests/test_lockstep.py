@@ -1,4 +1,4 @@
-"""portakern.lower.lockstep: what the C++ path's work-item loops emit, and that it computes the same."""
+"""portakern.lower.lockstep: what the C++ path's work-item loops emit, and what they compute."""
 from __future__ import annotations
 
 import re

@@ -87,7 +87,8 @@ def analyse(root: Block, smap: SourceMap,
             is_declaration: Callable[[list], bool]) -> frozenset[int]:
     """The group-uniform statements of a lowered kernel body, by ``id`` of their first part.
 
-    ``root`` is the body's statement tree of lowered parts (:func:`portakern.syntax.tree.parse_body`).
+    ``root`` is the body's statement tree of lowered parts
+    (:func:`portakern.syntax.tree.parse_body`).
     Raises :class:`~portakern.errors.KernelSyntaxError` where control flow around a
     barrier, or a ``@uniform`` value, is not group-uniform (see the module docstring).
     """

@@ -85,9 +85,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main_user(opts: argparse.Namespace) -> int:
     """``portakern bench --kernel FILE``: see :mod:`portakern.bench.user`."""
-    from ..cli.main import parse_define
     from ..errors import PortakernError
     from ..registry import backend_by_name
+    from ..source.defines import parse_define
     from .user import parse_ndrange, run_file
 
     try:

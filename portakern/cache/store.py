@@ -159,7 +159,7 @@ def _code_digest() -> str:
 
 
 def rendered(recipe: tuple, variant: Variant, *, render: Callable[[], Any]) -> Any:
-    """The :class:`~portakern.render.emit.RenderedKernel` of a kernel variant, from disk or ``render``.
+    """The :class:`~portakern.render.emit.RenderedKernel` of a variant, from disk or ``render``.
 
     Parameters
     ----------

@@ -4,18 +4,22 @@ Each takes a :class:`~portakern.render.emit.RenderedKernel`, the user's sources
 (for messages) and the :class:`~portakern.Kernel`, compiles it the way a launch
 would (or as close as this machine allows), and returns one line saying what
 ran; :class:`BackendUnavailableError` means the check cannot run here.
-:mod:`portakern.targets` names them.
+``BUILTIN`` lists them by target; a plugin's target names its own in its
+:class:`~portakern.targets.TargetInfo` (``checker``, ``checker_status``).
 """
 
 from __future__ import annotations
 
+import importlib
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ..errors import BackendUnavailableError
 
-__all__ = ["check_c", "check_cuda", "check_metal", "check_opencl"]
+__all__ = ["BUILTIN", "check_c", "check_cuda", "check_metal", "check_of", "check_opencl",
+           "note_of", "status_of"]
 
 
 def check_opencl(rendered: Any, sources: dict[str, str], kernel: Any) -> str:
@@ -146,3 +150,52 @@ _NOT_CODE = re.compile(r"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\\n])*\"", re.DOTALL)
 def _names_word(source: str, word: str) -> bool:
     """Whether the code of ``source`` (not its comments or strings) names ``word``."""
     return re.search(rf"\b{word}\b", _NOT_CODE.sub(" ", source)) is not None
+def _cuda_status() -> tuple[bool, str]:
+    from ..checks.cuda import cuda_check_available
+
+    return cuda_check_available()
+
+
+def _metal_status() -> tuple[bool, str]:
+    from ..checks.metal import metal_check_available
+
+    return metal_check_available()
+
+
+Check = Callable[[Any, dict[str, str], Any], str]
+
+#: The built-in targets' compile checks: target -> (check, whether it runs here, note).
+BUILTIN: dict[str, tuple[Check, Callable[[], tuple[bool, str]] | None, str]] = {
+    "opencl": (check_opencl, None, "built on the CPU OpenCL device when it is available"),
+    "cuda": (check_cuda, _cuda_status, ""),
+    "metal": (check_metal, _metal_status, ""),
+    "c": (check_c, None, "built by the CPU native path's C++ compiler when it is available"),
+}
+
+
+def _resolve(path: str) -> Any:
+    module, _, function = path.partition(":")
+    return getattr(importlib.import_module(module), function)
+
+
+def check_of(info: Any) -> Check | None:
+    """The compile check of a target (its :class:`~portakern.targets.TargetInfo`), or None."""
+    if info.checker is not None:
+        return _resolve(info.checker)
+    hit = BUILTIN.get(info.name)
+    return hit[0] if hit else None
+
+
+def status_of(info: Any) -> tuple[bool, str] | None:
+    """``(ok, detail)``: whether the target's compile check runs here, when it can say."""
+    if info.checker_status is not None:
+        return _resolve(info.checker_status)()
+    hit = BUILTIN.get(info.name)
+    return hit[1]() if hit and hit[1] else None
+
+
+def note_of(info: Any) -> str:
+    """How the compile check is built, for ``portakern info`` when there is no status."""
+    hit = BUILTIN.get(info.name)
+    return info.checker_note or (hit[2] if hit else "")
+

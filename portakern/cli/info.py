@@ -105,15 +105,15 @@ def cmd_info(args: argparse.Namespace, out: TextIO | None = None) -> int:
         out.write(f"  {line}\n")
     out.write("\ncompile checks (portakern check):\n")
     # Those that can tell whether they run here first, then how the others are built.
-    infos = sorted((target_info(t) for t in builtin_targets()),
-                   key=lambda info: info.checker_status is None)
-    for info in infos:
-        if info.checker_status is not None:
-            module, _, function = info.checker_status.partition(":")
-            ok, detail = getattr(importlib.import_module(module), function)()
+    from .check_targets import note_of, status_of
+
+    statuses = [(target_info(t), status_of(target_info(t))) for t in builtin_targets()]
+    for info, status in sorted(statuses, key=lambda pair: pair[1] is None):
+        if status is not None:
+            ok, detail = status
             out.write(f"  {info.name:<8} {'yes' if ok else 'no'}: {detail}\n")
-        elif info.checker_note:
-            out.write(f"  {info.name:<8} {info.checker_note}\n")
+        elif note_of(info):
+            out.write(f"  {info.name:<8} {note_of(info)}\n")
     return 0
 
 

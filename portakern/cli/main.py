@@ -14,15 +14,15 @@ import importlib
 import importlib.metadata
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-import numpy as np
-
 from ..errors import BackendUnavailableError, KernelSyntaxError, PortakernError
+from ..source.defines import parse_define
 from ..targets import CANONICAL_TARGET, builtin_targets, target_info
+from . import check_targets
 from .demo import UsageError, cmd_demo
 from .info import cmd_cache, cmd_info
 
@@ -131,42 +131,6 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("bench", help="the performance benchmarks (portakern bench --help)",
                    add_help=False)
     return parser
-
-
-# -- -D NAME=VALUE -----------------------------------------------------------------------
-
-def parse_define(text: str) -> tuple[str, Any]:
-    """Parse ``NAME=VALUE`` from ``-D``: an int, a float, true/false, or a type name.
-
-    NumPy dtype names (``float32``, ``int64``) are accepted for types and turned
-    into the language's names (``float``, ``long``).
-    """
-    from ..types import KNOWN_TYPES, type_name_of
-
-    name, sep, value = text.partition("=")
-    name, value = name.strip(), value.strip()
-    if not sep or not name.isidentifier() or not value:
-        raise argparse.ArgumentTypeError(
-            f"expected NAME=VALUE (e.g. TILE=16 or T=double), got {text!r}")
-    lowered = value.lower()
-    if lowered in ("true", "false"):
-        return name, lowered == "true"
-    for convert in (int, lambda v: int(v, 0), float):
-        try:
-            return name, convert(value)
-        except ValueError:
-            pass
-    if value in KNOWN_TYPES:
-        return name, value
-    try:
-        as_language = type_name_of(np.dtype(value))
-    except (TypeError, ValueError, SyntaxError):  # NumPy's dtype parser raises all three
-        as_language = None
-    if as_language is not None:
-        return name, as_language
-    known = ", ".join(sorted(KNOWN_TYPES))
-    raise argparse.ArgumentTypeError(
-        f"-D {name}={value}: a value is an int, a float, true/false or a type name ({known})")
 
 
 # -- loading a source ---------------------------------------------------------------------
@@ -387,7 +351,8 @@ def _check_kernel(source: _Source, name: str, targets: list[str], ndim: int | No
     failed = 0
     for target in targets:
         info = target_info(target)
-        if info.checker is None:
+        check = check_targets.check_of(info)
+        if check is None:
             out.write(f"  {target:<7} SKIPPED (no compile check for this target)\n")
             continue
         doubles = [tv for tv, t in bound.items() if t == "double"]
@@ -398,7 +363,7 @@ def _check_kernel(source: _Source, name: str, targets: list[str], ndim: int | No
             continue
         try:
             rendered = kernel.rendered(target, {}, _ndim(kernel, target, ndim))
-            detail = _checker(info.checker)(rendered, sources, kernel)
+            detail = check(rendered, sources, kernel)
         except BackendUnavailableError as exc:
             out.write(f"  {target:<7} SKIPPED ({exc})\n")
         except NotLockstep as exc:
@@ -417,10 +382,6 @@ def _check_kernel(source: _Source, name: str, targets: list[str], ndim: int | No
 def _first_line(exc: Exception) -> str:
     return next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), type(exc).__name__)
 
-
-def _checker(path: str) -> Callable[[Any, dict[str, str], Any], str]:
-    module, _, function = path.partition(":")
-    return getattr(importlib.import_module(module), function)
 
 
 def _indent(text: str, prefix: str = "    ") -> str:

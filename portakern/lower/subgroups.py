@@ -29,6 +29,7 @@ from typing import Any
 from ..syntax.language import Token, match_bracket, next_significant, significant
 from ..syntax.parts import SUBGROUP, Call, Gen, UniformMark, code, is_tok, split_top
 from ..syntax.vectors import VECTOR_TYPES
+from ..syntax.vocabulary import COLLECTIVES
 from .constructs import spaced
 
 #: The lowerer these functions are handed (a :class:`portakern.lower.lowerer.Lowerer`, which
@@ -41,11 +42,6 @@ __all__ = ["POSITION", "COLLECTIVES", "CONSTRUCTS", "REDUCE_OPS", "LOCKSTEP_SIZE
 #: The position constructs and the target primitive each lowers to.
 POSITION = {"@subgroupsize": "subgroup_size", "@subgroupid": "subgroup_id",
             "@laneid": "lane_id"}
-#: The collectives and the operation the ``subgroup`` primitive receives
-#: (``@subgroupreduce`` passes its operator, add, min or max, instead).
-COLLECTIVES = {"@shuffle": "shuffle", "@shuffle_down": "shuffle_down",
-               "@shuffle_up": "shuffle_up", "@shuffle_xor": "shuffle_xor",
-               "@broadcast": "broadcast", "@subgroupreduce": "reduce"}
 CONSTRUCTS = frozenset(POSITION) | frozenset(COLLECTIVES)
 REDUCE_OPS = ("add", "min", "max")
 #: The subgroup size where portakern chooses it: the C++ path's lockstep loops and

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import KernelSyntaxError, KernelTypeError
-from ..syntax.language import SourceMap
 from ..types import KNOWN_TYPES, as_type_name
+from .source_map import SourceMap
 
 if TYPE_CHECKING:
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..errors import KernelSyntaxError
+from ..source.source_map import SourceMap
 
 __all__ = ["Token", "SourceMap", "tokenize", "significant", "match_bracket",
            "next_significant"]
@@ -27,39 +27,6 @@ class Token:
 
     def is_punct(self, text: str) -> bool:
         return self.kind == "punct" and self.text == text
-
-
-@dataclass
-class SourceMap:
-    """Where each line of the rendered text came from in the user's file."""
-
-    filename: str
-    rendered: str
-    line_of: list[int]  # rendered line index (0-based) -> user line (1-based)
-
-    def lines(self) -> list[str]:
-        return self.rendered.split("\n")
-
-    def error(self, msg: str, line: int, col: int, rendered_line: int | None = None,
-              ) -> KernelSyntaxError:
-        """Build a :class:`KernelSyntaxError` at a user position."""
-        text = None
-        if rendered_line is not None:
-            lines = self.lines()
-            if 0 <= rendered_line < len(lines):
-                text = lines[rendered_line]
-        return KernelSyntaxError(msg, self.filename, line, col, text)
-
-    def error_at(self, msg: str, tok: Token) -> KernelSyntaxError:
-        return KernelSyntaxError(msg, self.filename, tok.line, tok.col,
-                                 self._text_for(tok))
-
-    def _text_for(self, tok: Token) -> str | None:
-        # The token records the user line; find the rendered line it came from.
-        for idx, user_line in enumerate(self.line_of):
-            if user_line == tok.line:
-                return self.lines()[idx]
-        return None
 
 
 _TOKEN_RE = re.compile(

@@ -31,9 +31,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ..errors import KernelSyntaxError
-from ..lower.subgroups import COLLECTIVES as _SUBGROUP_COLLECTIVES
 from .language import SourceMap, Token
 from .parts import BARRIER, Call, UniformMark, is_barrier
+from .vocabulary import COLLECTIVES as _SUBGROUP_COLLECTIVES
 
 __all__ = ["Barrier", "Block", "BodyFacts", "Collective", "If", "Jump", "Label", "Loop", "Node",
            "Simple", "Switch", "Visitor", "body_facts", "has_barrier", "parse_body", "tokens_of",
