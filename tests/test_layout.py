@@ -10,50 +10,63 @@ import portakern
 
 PACKAGE = Path(portakern.__file__).resolve().parent
 
-#: The front end: source -> parse -> analyse -> lower -> render. None of it may import
-#: the layers above (kernel objects, launching, backends, caches, plugins).
-FRONT_END = ("errors", "types", "targets", "tokens", "language", "parts", "convergence",
-             "convergence_checks", "lower", "lowerer", "constructs", "subscripts",
-             "helper_functions", "lockstep", "subgroups", "vectors", "pointers",
-             "pointer_checks", "barrier_helpers", "narrow", "tree", "template", "render",
-             "definition_checks",
-             "version",
-             "variant")
-ABOVE = ("kernels", "launch", "arguments", "resolve", "ownership", "registry", "cache",
-         "disk_cache", "backends", "dask", "cli", "cli_info", "cli_demo", "bench", "timing")
+#: The pipeline's layers, lowest first (shared/STYLE.md, "The house to move into"): a
+#: module may import its own layer and the layers below it, never one above. Each entry
+#: is a top-level module or subpackage of portakern; the top package is the face.
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("ground", ("errors", "types", "targets", "target_facts", "variant", "version",
+                "subprocesses", "log")),
+    ("source", ("source",)),
+    ("syntax", ("syntax",)),
+    ("analysis", ("analysis",)),
+    ("lower", ("lower",)),
+    ("render", ("render",)),
+    ("cache", ("cache",)),
+    ("compile", ("checks",)),
+    ("backends", ("backends",)),
+    ("launch", ("launch",)),
+    ("kernels", ("kernels",)),
+    ("face", ("", "__main__", "dask", "cli", "bench", "testing", "examples", "emulate")),
+)
+_LAYER_OF = {part: i for i, (_, parts) in enumerate(LAYERS) for part in parts}
+
+#: A string that names a module (``"portakern.backends.cuda"``) or a function in one
+#: (``"portakern.checks.cuda:cuda_check_available"``): an import made later through
+#: importlib, and counted as one.
+_DOTTED_RE = re.compile(r"portakern(\.[A-Za-z_]\w*)+(:[A-Za-z_]\w*)?")
 
 
-def _imports(path: Path, package: str) -> set[str]:
-    """Every portakern module ``path`` imports, at any depth (deferred imports too)."""
-    out = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
-                module = ".".join(base + ([node.module] if node.module else []))
-            else:
-                module = node.module or ""
-            names = [f"{module}.{a.name}" for a in node.names]
-            out.update(n for n in names if _exists(n)) if any(map(_exists, names)) \
-                else out.add(module)
-        elif isinstance(node, ast.Import):
-            out.update(a.name for a in node.names)
-    return {m for m in out if m == "portakern" or m.startswith("portakern.")}
+def _layer(module: str) -> int:
+    parts = module.split(".")
+    top = parts[1] if len(parts) > 1 else ""
+    assert top in _LAYER_OF, f"{module} is in no layer of LAYERS: add it where it belongs"
+    return _LAYER_OF[top]
 
 
-def _exists(dotted: str) -> bool:
-    rel = Path(*dotted.split(".")[1:])
-    return (PACKAGE / rel).with_suffix(".py").is_file() or (PACKAGE / rel).is_dir()
+def test_every_module_is_in_a_layer():
+    for name in _modules():
+        _layer(name)
 
 
-def test_the_front_end_never_imports_the_layers_above_it():
-    offenders = []
-    for name in FRONT_END:
-        for imported in _imports(PACKAGE / f"{name}.py", "portakern"):
-            top = imported.split(".")[1] if imported.count(".") else ""
-            if top in ABOVE or imported == "portakern":
-                offenders.append(f"portakern.{name} imports {imported}")
-    assert not offenders, offenders
+def test_no_layer_imports_a_layer_above_it():
+    edges = _import_edges(_modules())
+    offenders = [
+        f"{importer} ({LAYERS[_layer(importer)][0]}) imports {imported} "
+        f"({LAYERS[_layer(imported)][0]}), line {line}"
+        for importer, out in sorted(edges.items())
+        for imported, line in sorted(out.items())
+        if _layer(imported) > _layer(importer)]
+    assert not offenders, ("a stage imports a later one; pass the value down instead:\n"
+                           + "\n".join(offenders))
+
+
+def test_the_layer_check_counts_imports_through_importlib(tmp_path):
+    planted = tmp_path / "planted.py"
+    planted.write_text('import importlib\nimportlib.import_module("portakern.cli.main")\n'
+                       'TABLE = {"x": "portakern.backends.cuda:CUDA"}\n')
+    found = _import_edges({"portakern.errors": planted,
+                           "portakern.cli.main": planted, "portakern.backends.cuda": planted})
+    assert found["portakern.errors"] == {"portakern.cli.main": 2, "portakern.backends.cuda": 3}
 
 
 def test_version_agrees_with_pyproject():
@@ -133,6 +146,9 @@ def _import_edges(modules: dict[str, Path]) -> dict[str, dict[str, int]]:
                     found.append(full if full in modules else base)
             elif isinstance(node, ast.Import):
                 found = [a.name for a in node.names]
+            elif (isinstance(node, ast.Constant) and isinstance(node.value, str)
+                  and _DOTTED_RE.fullmatch(node.value)):
+                found = [node.value.partition(":")[0]]  # importlib.import_module, later
             for target in found:
                 if target in modules and target != name:
                     out.setdefault(target, node.lineno)
