@@ -23,7 +23,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("render", ("render",)),
     ("cache", ("cache",)),
     ("compile", ("checks",)),
-    ("backends", ("backends",)),
+    ("backends", ("backends", "registry")),
     ("launch", ("launch",)),
     ("kernels", ("kernels",)),
     ("face", ("", "__main__", "dask", "cli", "bench", "testing", "examples", "emulate")),
