@@ -473,9 +473,10 @@ def test_the_render_cache_key_covers_every_module_of_the_package(tmp_path, monke
 
     pkg = tmp_path / "pkg"
     (pkg / "sub").mkdir(parents=True)
-    (pkg / "cache.py").write_text("# cache\n")
+    (pkg / "cache").mkdir()
+    (pkg / "cache" / "store.py").write_text("# cache\n")
     (pkg / "sub" / "lowering_pass.py").write_text("X = 1\n")
-    monkeypatch.setattr(cache_module, "__file__", str(pkg / "cache.py"))
+    monkeypatch.setattr(cache_module, "__file__", str(pkg / "cache" / "store.py"))
     monkeypatch.setattr(cache_module, "_CODE", [])
     before = cache_module._code_digest()
     assert cache_module._code_digest() == before  # memoised, deterministic
