@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..syntax.language import KernelDef, Module, Token, significant
+from ..syntax.pointer_checks import check_pointer_depth
 from ..target_facts import CONSTANTS, MATH_FUNCTIONS, facts
 from ..targets import (
     METAL_RESERVED_WORDS,
@@ -30,7 +31,6 @@ from ..targets import (
     builtin_targets,
     target_info,
 )
-from .pointer_checks import check_pointer_depth
 
 __all__ = ["Issue", "METAL_RESERVED_WORDS", "OPENCL_RESERVED_WORDS", "SCANNED_TARGETS",
            "scan", "merge"]

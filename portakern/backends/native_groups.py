@@ -51,8 +51,9 @@ class GroupFacts:
     """What :func:`cpu_workgroup` needs to know about a kernel.
 
     ``reads_shape``: the kernel can tell the shape of its groups (see
-    :func:`reads_group_shape`). ``bound``: :attr:`portakern.lower.lowering.LoweredKernel.group_bound`
-    of its ``c`` rendering where that is a barrier kernel's, else None.
+    :func:`reads_group_shape`). ``bound``:
+    :attr:`portakern.lower.lowering.LoweredKernel.group_bound` of its ``c`` rendering
+    where that is a barrier kernel's, else None.
     """
 
     reads_shape: bool

@@ -183,7 +183,7 @@ def lower_kernel(kernel: KernelDef, module: Module, ndim: int, *,
         raise NDRangeError(f"kernel {kernel.name!r}: the ndrange rank must be 0, 1, 2 or 3, "
                            f"got {ndim!r}")
     if lockstep:
-        from ..analysis.pointer_checks import references_as_pointers  # no arrays of references
+        from ..syntax.pointer_checks import references_as_pointers  # no arrays of references
         from .lockstep import LockstepLowerer  # imports this module
 
         kernel = replace(kernel, body=references_as_pointers(kernel.body))

@@ -34,7 +34,7 @@ lowering keeps variables that live across a barrier as arrays, so it gets its
 references as pointers before lowering (:func:`references_as_pointers`).
 
 Pointers to pointers are refused (:func:`check_pointer_depth`) on every target.
-Both token-level passes live in :mod:`portakern.analysis.pointer_checks` (re-exported here).
+Both token-level passes live in :mod:`portakern.syntax.pointer_checks` (re-exported here).
 """
 
 from __future__ import annotations
@@ -44,10 +44,10 @@ import itertools
 import re
 from dataclasses import dataclass, field
 
-from ..analysis.pointer_checks import KEYWORDS, QUALIFIERS
 from ..errors import KernelSyntaxError
 from ..syntax.language import Token
 from ..syntax.parts import Call, Gen
+from ..syntax.pointer_checks import KEYWORDS, QUALIFIERS
 from ..targets import AddressSpaces
 
 __all__ = ["place_address_spaces"]

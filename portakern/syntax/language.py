@@ -309,7 +309,7 @@ def parse(smap: SourceMap) -> Module:
         check_print_calls(k.body, smap)
     # What would otherwise pass through silently (DESIGN section 1a): a comma in a flat
     # array's subscript, pointer casts, arrays of pointers.
-    from ..analysis.pointer_checks import check_flat_access  # off the import path
+    from .pointer_checks import check_flat_access  # off the import path
 
     check_flat_access(tokens, smap, {p.name: p.type for k in kernels for p in k.params
                                      if p.pointer})

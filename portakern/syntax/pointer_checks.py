@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..errors import KernelSyntaxError
-from ..syntax.tokens import SourceMap, Token
+from .tokens import SourceMap, Token
 
 __all__ = ["KEYWORDS", "QUALIFIERS", "check_flat_access", "check_pointer_depth",
            "references_as_pointers"]
