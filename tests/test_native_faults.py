@@ -267,7 +267,7 @@ _BIG_PRIVATE = """@kernel void big(float* y) {
 @pytest.mark.parametrize("path", ["native", "opencl"])
 @pytest.mark.parametrize("which", ["local", "private"])
 def test_arrays_larger_than_the_stack_are_refused(path, which):
-    # 64 MiB of @localmem / 16 MiB of @private per work-item: a SIGSEGV before.
+    # 64 MiB of @localmem / 16 MiB of @private per work-item: a SIGSEGV before, on PoCL too.
     if path == "native" and not NativeCPU.available().ok:
         pytest.skip("no C++ compiler with OpenMP")
     if path == "opencl" and not pk.CPU.opencl_available().ok:
@@ -283,20 +283,16 @@ def test_arrays_larger_than_the_stack_are_refused(path, which):
         print("ran")
     except LaunchError as exc:
         print("refused:", exc)
-    # PoCL 3.0 sometimes crashes in its own teardown at exit after a 64 MiB local buffer
-    # (a SIGSEGV after "ran" is printed, seen on 21734a6 too, cause not found); the
-    # launch is what is tested here, so the child leaves without that teardown.
-    import os, sys
-    sys.stdout.flush()
-    os._exit(0)
     """
     done = _run(code, {"PORTAKERN_CPU": path})
     assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
     out = done.stdout.strip().splitlines()[-1]
+    assert out.startswith("refused:"), out
     if path == "opencl" and which == "local":
-        assert out == "ran"  # PoCL keeps @localmem on the heap
+        # PoCL keeps @localmem off the stack, in a buffer of the device's local memory
+        # size (512 KiB): 64 MiB ran past it (an intermittent SIGSEGV) before.
+        assert f"'{name}' ({size})" in out and "local memory" in out
     else:
-        assert out.startswith("refused:"), out
         assert f"'{name}' ({size}" in out and "stack" in out
 
 

@@ -247,8 +247,12 @@ def thread_stack(omp: bool = True) -> tuple[int | None, str]:
 STACK_MARGIN = 1 << 20
 
 
-def _mib(n: int) -> str:
+def describe_bytes(n: int) -> str:
+    """``n`` bytes as MiB or KiB, for messages."""
     return f"{n / (1 << 20):.1f} MiB" if n >= 1 << 20 else f"{n / 1024:.1f} KiB"
+
+
+_mib = describe_bytes
 
 
 def check_stack(kernel_name: str, arrays: list[StackArray], items: int, path: str,

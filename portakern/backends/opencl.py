@@ -440,7 +440,7 @@ class CPU(NumPyArrays, OpenCL):
                 # are still set. Setting them again costs PoCL ~6 us of a ~30 us launch.
                 last = compiled.last
                 if compiled.checked is None or local_size not in compiled.checked:
-                    check_stack_use(compiled, local_size)
+                    check_stack_use(compiled, local_size, self.device)
                 if last is None or not same_args(last, args):
                     compiled.last = None  # until set_args has succeeded
                     record = _host_buffers(cl, self.context, args, compiled)

@@ -114,16 +114,38 @@ def _store_program(cl: Any, program: Any, device: Any, store: Any, key: str,
         store.put("opencl", key, bytes(binary), identity)
 
 
-def check_stack_use(compiled: Compiled, local_size: tuple[int, ...]) -> None:
-    """Refuse private arrays larger than a PoCL worker thread's stack (a SIGSEGV).
+def check_stack_use(compiled: Compiled, local_size: tuple[int, ...], device: Any = None,
+                    ) -> None:
+    """Refuse what the device cannot hold: private arrays larger than a PoCL worker
+    thread's stack, and ``@localmem`` beyond the device's local memory (both a SIGSEGV).
 
-    PoCL keeps ``@localmem`` off the stack; its worker threads have the process's
-    default thread stack (``ulimit -s``).
+    PoCL keeps ``@localmem`` off the stack, in a buffer of the device's
+    ``LOCAL_MEM_SIZE`` (512 KiB for PoCL 3.0's CPU device); its worker threads have the
+    process's default thread stack (``ulimit -s``).
     """
     from .host import check_stack, stack_arrays
 
     arrays = stack_arrays(compiled.source)
     check_stack(compiled.name, arrays, 1, "CPU, OpenCL path", omp=False, count_local=False)
+    if device is not None:
+        _check_local_memory(compiled, arrays, device)
     if compiled.checked is None:
         compiled.checked = set()
     compiled.checked.add(local_size)
+
+
+def _check_local_memory(compiled: Compiled, arrays: list, device: Any) -> None:
+    limit = int(getattr(device, "local_mem_size", 0) or 0)
+    need = sum(a.nbytes for a in arrays if a.local)
+    if not limit or need <= limit:
+        return
+    from ..errors import LaunchError
+    from .host import describe_bytes
+
+    shown = ", ".join(f"{a.name!r} ({describe_bytes(a.nbytes)})" for a in arrays if a.local)
+    raise LaunchError(
+        f"kernel {compiled.name!r} (CPU, OpenCL path) declares {describe_bytes(need)} of "
+        f"@localmem ({shown}); the device {device.name.strip()!r} has "
+        f"{describe_bytes(limit)} of local memory a group. Make the @localmem arrays "
+        f"smaller (or use a global array), or run the kernel on the native path")
+
