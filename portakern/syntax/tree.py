@@ -200,8 +200,14 @@ def parse_body(tokens: list, smap: SourceMap) -> Block:
     """The statement tree of a kernel body: its tokens, or its lowered parts."""
     parser = _Parser(tokens, smap)
     body = []
-    while parser.more():
-        body.append(parser.statement())
+    try:
+        while parser.more():
+            body.append(parser.statement())
+    except RecursionError:
+        first = next((t for t in tokens if isinstance(t, Token) and not _blank(t)),
+                     Token("ws", "", 1, 1))
+        raise smap.error_at("statements nested too deeply to parse (hundreds of levels of "
+                            "blocks); flatten the nesting", first) from None
     return Block(list(tokens), body, braced=False)
 
 
