@@ -18,8 +18,9 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..errors import BackendUnavailableError, LaunchError
+from ..lower.subgroups import LOCKSTEP_SIZE
 from ..subprocesses import fork_safe_lock
-from .base import ArrayInfo, Availability, Backend, cpu_groups
+from .base import ArrayInfo, Availability, Backend, Limits, cpu_groups
 from .cpu_paths import cpu_mode, hosted_native, native_backend
 from .host import NumPyArrays, arg_key, host_memory, same_args
 from .opencl_programs import Compiled, build_program, check_stack_use
@@ -153,6 +154,21 @@ class OpenCL(Backend):
         if feature == "int64_atomics":
             return "cl_khr_int64_base_atomics" in self._extensions
         return True
+
+    @property
+    def limits(self) -> Limits:
+        """The device's figures; subgroups are 32 (portakern's own) where the device
+        has no ``cl_khr_subgroups``, else the largest size it reports (Intel's
+        ``sub_group_sizes``), 32 where it reports none."""
+        device = self.device
+        size = LOCKSTEP_SIZE
+        if "cl_khr_subgroups" in self._extensions:
+            try:
+                size = max(int(n) for n in device.sub_group_sizes_intel)
+            except Exception:  # noqa: BLE001 - an extension query; absent on most devices
+                size = LOCKSTEP_SIZE
+        return Limits(self._max_wg, int(device.local_mem_size), size,
+                      int(device.max_compute_units))
 
     @property
     def unmask_exact(self) -> bool:
@@ -304,6 +320,23 @@ class CPU(NumPyArrays, OpenCL):
         self._max_items = tuple(int(s) for s in self.device.max_work_item_sizes)
         self._extensions = self.device.extensions
         self._map_after = state["map_after"]
+
+    @property
+    def limits(self) -> Limits:
+        """What holds on both of ``CPU()``'s paths, since a kernel may run on either:
+        each figure the smaller of the native path's and the PoCL device's (the native
+        path's alone where no OpenCL device starts, PoCL's where no compiler is found)."""
+        paths = native_backend() if _hosts_numpy(type(self)) else None
+        native = paths[0] if paths else None
+        try:
+            device = OpenCL.limits.fget(self)  # type: ignore[attr-defined]
+        except BackendUnavailableError:
+            if native is None:
+                raise
+            return native.limits
+        if native is None:
+            return device
+        return Limits(*(min(a, b) for a, b in zip(device, native.limits)))
 
     def executor(self, kernel: Any) -> Backend:
         """The backend that runs ``kernel`` for ``CPU()``: the native path or PoCL.
