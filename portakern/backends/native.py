@@ -28,17 +28,15 @@ builds and loads the shared objects, kept in the disk cache).
 from __future__ import annotations
 
 import ctypes
-import os
 import weakref
 from typing import Any, ClassVar
 
 import numpy as np
 
 from ..errors import BackendUnavailableError, CompilationError
-from ..lower.subgroups import LOCKSTEP_SIZE
 from . import native_runtime
 from .base import Availability, Backend, Limits
-from .host import STACK_MARGIN, NumPyArrays, stack_arrays, thread_stack
+from .host import NumPyArrays, stack_arrays
 from .native_args import argument_block, geometry_for, refreshed, stopped
 from .native_build import BUILD_LOCK, Compiled, Toolchain, build, find_toolchain
 from .native_groups import UNKNOWN, GroupFacts, array_bound, cpu_workgroup
@@ -151,17 +149,10 @@ class NativeCPU(NumPyArrays, Backend):
 
     @property
     def limits(self) -> Limits:
-        """The native path's figures: groups of up to :data:`MAX_WORKGROUP` items,
-        ``@localmem`` on the stack of the threads that run groups (the smallest of
-        ``ulimit -s``, ``OMP_STACKSIZE`` and ``threading.stack_size()``, less the 1 MiB
-        kept for the caller; 8 MiB where no limit is set), subgroups of 32 (the
-        lockstep loops), one compute unit per core this process may use."""
-        stack = thread_stack()[0] or 8 << 20
-        try:
-            cores = len(os.sched_getaffinity(0))
-        except (AttributeError, OSError):
-            cores = os.cpu_count() or 1
-        return Limits(MAX_WORKGROUP, max(0, stack - STACK_MARGIN), LOCKSTEP_SIZE, cores)
+        """The native path's figures (:func:`.limits.native_limits`)."""
+        from .limits import native_limits
+
+        return native_limits(MAX_WORKGROUP)
 
     def supports(self, feature: str) -> bool:
         if feature == "float16":
