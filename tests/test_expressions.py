@@ -128,8 +128,11 @@ def sexpr(node) -> str:
     ("a & =b", None),  # '&' and '=' apart are not '&='
 ])
 def test_precedence_and_associativity(text, want):
-    got = parse_expression(toks(text), {"T"})
+    code = toks(text)
+    got = parse_expression(code, {"T"})
     assert (None if got is None else sexpr(got)) == want
+    if got is not None:  # every token is in the tree, once
+        assert sorted(map(id, tokens_in(got))) == sorted(id(t) for t in code if t.kind != "ws")
 
 
 def test_a_comma_subscript_is_one_subscript_with_two_indices():
@@ -395,3 +398,47 @@ def test_sweep_every_statement_parses_and_few_expressions_are_unknown():
           f"{unknown} typed unknown ({share:.1%})")
     assert runs > 300 and total > 2000
     assert share < 0.02
+
+
+# -- nothing escapes --------------------------------------------------------------------
+
+_WORDS = ["a", "x", "n", "T", "float", "int", "unsigned", "const", "auto", "1", "2.0f", "'c'",
+          "+", "-", "*", "/", "%", "<<", "&", "&&", "|", "^", "!", "~", "=", "+=", "==", "<",
+          "?", ":", ",", ".", "->", "++", "(", ")", "[", "]", "@index", "Global", "Linear",
+          "sizeof", "return", "xy"]
+
+
+def _balanced(words: list[str]) -> bool:
+    depth = []
+    for w in words:
+        if w in "([":
+            depth.append(w)
+        elif w in ")]":
+            if not depth or "([".index(depth.pop()) != ")]".index(w):
+                return False
+    return not depth
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_statements_never_raise(seed):
+    """Whatever the tokens, the parser gives a tree or None, and the typer a type."""
+    rng = np.random.default_rng(seed)
+    parsed = tried = 0
+    for _ in range(300):
+        words = list(rng.choice(_WORDS, size=int(rng.integers(1, 12))))
+        if not _balanced(words) or "return" in words[1:]:
+            continue
+        src = "@kernel void k(float* x, int n, T a) {\n    " + " ".join(words) + ";\n}\n"
+        smap = SourceMap("t.pk", src, [1, 2, 3, 4])
+        try:
+            module = parse(smap)
+        except pk.KernelSyntaxError:
+            continue
+        tried += 1
+        kdef = module.kernels[0]
+        body = typed_body(body_facts(parse_body(kdef.body, smap)), module, kdef)
+        for node in body.expressions():
+            assert body.type_of(node).kind  # every node has a type, if only unknown
+        parsed += not body.unparsed
+    print(f"seed {seed}: {tried} accepted by the parser, {parsed} with a tree")
+    assert tried > 50 and 0 < parsed < tried
