@@ -19,6 +19,7 @@ import portakern as pk
 from portakern.analysis.expression_types import (
     TypedBody,
     arithmetic,
+    index_narrowing,
     scalar,
     typed_body,
     unknown_nodes,
@@ -284,6 +285,8 @@ def test_type_variables_bound_and_unbound():
     assert type_of("t * 2", {"T": np.float32}) == "float"
     assert type_of("t + si", {"T": np.int8}) == "int"  # bound: C's promotions apply
     assert type_of("t + 1.0", {"T": "float"}) == "double"
+    assert type_of("t", {"T": "banana"}) == "unknown"  # names no type: no error either
+    assert type_of("t", {"U": "float"}) == "T"  # not a type variable of the kernel
 
 
 def test_the_rules_as_a_function():
@@ -311,8 +314,9 @@ def narrowing(body: str, params: str = "float* y") -> list[tuple]:
     src = f"@kernel void k({params}) {{\n{body}\n}}\n"
     k = pk.Kernel(src)
     module, kdef = k.parsed("c")
-    typed_ = typed_body(k.facts("c"), module, kdef)
-    return [(n.name, n.type, n.line, n.how) for n in typed_.index_narrowing]
+    found = index_narrowing(k.facts("c"), module, kdef)
+    assert found is typed_body(k.facts("c"), module, kdef).index_narrowing
+    return [(n.name, n.type, n.line, n.how) for n in found]
 
 
 def test_index_narrowing():
@@ -323,6 +327,10 @@ def test_index_narrowing():
                      "    uint j = 2 * g + 1;\n    unsigned k;\n    k = (g);\n"
                      "    long fine = g * 2;\n    y[j + k + fine] = 1;") == [
         ("j", "uint", 3, "declared"), ("k", "uint", 5, "assigned")]
+    assert narrowing("    for (int j = @index(Global, Linear); j < 8; j += 4) y[j] = 1;\n"
+                     "    auto a = (int)@index(Global, Linear);\n    short s = 0;\n"
+                     "    s += @index(Global, Linear) % 7;\n    y[a + s] = 1;") == [
+        ("j", "int", 2, "declared"), ("a", "int", 3, "declared"), ("s", "int16_t", 5, "assigned")]
     # A value read at the index, a comparison, the local index: not the index itself.
     assert narrowing("    int a = (int)y[@index(Global, Linear)];\n"
                      "    int b = @index(Global, Linear) < 4;\n"

@@ -159,12 +159,13 @@ _SWIZZLE = {c: n for n, c in enumerate("xyzw")} | {c: n for n, c in enumerate("r
 
 
 def bound_name(value: Any) -> str:
-    if isinstance(value, str):
-        return _ALIASES.get(value, value) if value in _ALIASES or value in SCALARS else (
-            type_name_of(np.dtype(value)) or "")
+    """A type variable's binding (a type name or anything ``np.dtype`` takes) as a scalar
+    name; ``""`` when it names none."""
+    if isinstance(value, str) and (value in _ALIASES or value in SCALARS):
+        return _ALIASES.get(value, value)
     try:
         return type_name_of(np.dtype(value)) or ""
-    except TypeError:
+    except (TypeError, ValueError):
         return ""
 
 

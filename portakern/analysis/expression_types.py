@@ -86,7 +86,7 @@ from .c_types import (
 )
 
 __all__ = ["CType", "Narrowing", "Symbol", "TypedBody", "UNKNOWN", "arithmetic", "scalar",
-           "typed_body", "unknown_nodes"]
+           "index_narrowing", "typed_body", "unknown_nodes"]
 
 
 @dataclass(eq=False)
@@ -146,7 +146,8 @@ class TypedBody:
         self.root = root
         self.module = module
         self.kdef = kdef
-        self.binding = {k: bound_name(v) for k, v in (binding or {}).items()}
+        self.binding = {k: bound_name(v) for k, v in (binding or {}).items()
+                        if k in kdef.type_vars}
         self.trees: dict[Node, list[tuple[list, Expr | None]]] = {}
         self.types: dict[Expr, CType] = {}
         self.symbols: list[Symbol] = []
@@ -549,6 +550,11 @@ def typed_body(facts: Any, module: Module, kdef: KernelDef,
         return TypedBody(root, module, kdef, binding)
 
     return facts.derived(key, build)
+
+
+def index_narrowing(facts: Any, module: Module, kdef: KernelDef) -> tuple[Narrowing, ...]:
+    """:attr:`TypedBody.index_narrowing` of a body (types bound or not, the same answer)."""
+    return typed_body(facts, module, kdef).index_narrowing
 
 
 # -- helpers ---------------------------------------------------------------------------
