@@ -410,6 +410,17 @@ def test_sweep_every_statement_parses_and_few_expressions_are_unknown():
 
 # -- nothing escapes --------------------------------------------------------------------
 
+def test_a_very_long_expression_is_no_error():
+    """An unrolled sum (Jinja writes them) deeper than Python's recursion: no tree, no error."""
+    terms = " + ".join(f"x[{n}]" for n in range(3000))
+    src = f"@kernel void k(float* x) {{\n    int i = @index(Global, Linear);\n" \
+          f"    float s = {terms};\n    x[i] = s;\n}}\n"
+    k = pk.Kernel(src)
+    module, kdef = k.parsed("c")
+    body = typed_body(k.facts("c"), module, kdef)
+    assert len(body.unparsed) == 1 and body.unparsed[0].first.line == 3
+    assert [n.name for n in body.index_narrowing] == ["i"]
+
 _WORDS = ["a", "x", "n", "T", "float", "int", "unsigned", "const", "auto", "1", "2.0f", "'c'",
           "+", "-", "*", "/", "%", "<<", "&", "&&", "|", "^", "!", "~", "=", "+=", "==", "<",
           "?", ":", ",", ".", "->", "++", "(", ")", "[", "]", "@index", "Global", "Linear",

@@ -260,9 +260,12 @@ class TypedBody:
         runs = []
         for how, code in statement_code(node):
             tree = parse_run(how, code, self._type_names)
-            runs.append((code, tree))
             if tree is not None:
-                self._expr(tree, own, loop=isinstance(node, Loop))
+                try:
+                    self._expr(tree, own, loop=isinstance(node, Loop))
+                except RecursionError:  # thousands of operands (an unrolled sum): no tree
+                    tree = None
+            runs.append((code, tree))
         self.trees[node] = runs
         if isinstance(node, (If, Loop, Switch)):
             for child in node.children():
@@ -491,7 +494,11 @@ class TypedBody:
                         first = node.first
                     else:
                         continue
-                    if target is None or value is None or not self._holds_index(value, holders):
+                    try:
+                        holds = value is not None and self._holds_index(value, holders)
+                    except RecursionError:
+                        holds = False
+                    if target is None or not holds:
                         continue
                     t = target.type
                     if t.kind == "int" and SCALARS[t.name][3] < 64:
