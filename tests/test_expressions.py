@@ -248,7 +248,8 @@ def type_of(expr: str, binding=None) -> str:
     ("pp->re", "float"), ("pp[0].n[1]", "int"), ("pp->missing", "unknown"),
     ("@groupreduce(add, x[i])", "float"), ("@shuffle_down(si, 1)", "int"),
     ("@atomic_add(&ci[0], 1)", "int"), ("@vload(4, x, i)", "float4"),
-    ("mystery(si)", "unknown"), ("undeclared + 1", "unknown"),
+    ("FLT_MAX * si", "float"), ("M_PI", "double"), ("M_PI_F", "float"), ("INT_MAX", "int"),
+    ("ilogb(d)", "int"), ("mystery(si)", "unknown"), ("undeclared + 1", "unknown"),
 ])
 def test_c_typing_rules(expr, want):
     assert type_of(expr) == want

@@ -152,9 +152,11 @@ native_rsqrt native_recip native_divide half_sqrt half_exp half_log half_recip l
 #: Functions whose result is the arithmetic conversion of their arguments (ints stay ints).
 _GENERIC_FUNCS = frozenset("min max abs clamp add_sat sub_sat hadd rhadd mul24 mad24 popcount "
                            "clz ctz rotate mul_hi".split())
-_FIRST_ARG_FUNCS = frozenset({"select", "ldexp", "pown", "rootn", "normalize", "cross"})
+_FIRST_ARG_FUNCS = frozenset({"select", "ldexp", "pown", "rootn", "normalize", "cross", "frexp",
+                              "modf", "nextafter"})
 _ELEMENT_FUNCS = frozenset({"dot", "length", "distance", "fast_length", "fast_distance"})
 _BOOL_FUNCS = frozenset({"isnan", "isinf", "isfinite", "signbit", "isnormal", "any", "all"})
+_INT_FUNCS = frozenset({"ilogb"})
 _SWIZZLE = {c: n for n, c in enumerate("xyzw")} | {c: n for n, c in enumerate("rgba")}
 
 
@@ -262,6 +264,8 @@ def library_call_type(name: str, args: list[CType]) -> CType:
         return vector_named(t) if t in VECTOR_TYPES else scalar(t)
     if name in _BOOL_FUNCS:
         return scalar("bool")
+    if name in _INT_FUNCS:
+        return scalar("int")
     if name in _ELEMENT_FUNCS:
         return args[0].element if args and args[0].kind == "vector" and args[0].element \
             else (args[0] if args and args[0].kind == "float" else UNKNOWN)

@@ -4,7 +4,8 @@
 expressions of each statement (:mod:`portakern.syntax.expressions`) with a symbol table
 (the kernel's parameters, locals in scope order, ``for`` variables, ``@localmem`` and
 ``@private`` arrays, structured bindings, the module's helper functions, ``typedef``\\ s,
-structs and ``#define`` constants) and gives each node a :class:`CType` by C's rules:
+structs and ``#define`` constants, the limit and math constants every target defines) and
+gives each node a :class:`CType` by C's rules (:mod:`portakern.analysis.c_types`):
 
 * the usual arithmetic conversions: integer promotions (``bool``, ``char``, 8- and 16-bit
   integers become ``int``); between integers the higher rank, unsigned winning at equal
@@ -65,6 +66,7 @@ from ..syntax.expressions import (
 from ..syntax.language import KernelDef, Module, Token
 from ..syntax.tree import Block, If, Loop, Node, Switch, parse_body
 from ..syntax.vectors import VECTOR_TYPES
+from ..target_facts import CONSTANTS
 from .c_types import (
     SCALARS,
     UNKNOWN,
@@ -285,8 +287,9 @@ class TypedBody:
             return literal_type(node)
         if isinstance(node, Name):
             sym = scope.get(node.name)
-            if sym is None:
-                return UNKNOWN
+            if sym is None:  # a limit or math constant every target defines (FLT_MAX, M_PI)
+                constant = CONSTANTS.get(node.name)
+                return UNKNOWN if constant is None else scalar(constant.ctype)
             self.resolved[node] = sym
             return sym.type
         if isinstance(node, TypeName):
