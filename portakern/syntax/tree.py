@@ -27,8 +27,9 @@ counting brackets.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..errors import KernelSyntaxError
 from .language import SourceMap, Token
@@ -269,6 +270,10 @@ class BodyFacts:
         one work-item's part and is fine.
     constructs : frozenset of str
         Every ``@`` construct the body's statements use.
+    root : Block
+        The statement tree the facts were read off (later stages read it again through
+        :meth:`derived`, e.g. the typed tree of
+        :func:`portakern.analysis.expression_types.typed_body`).
     """
 
     barriers: int
@@ -276,6 +281,15 @@ class BodyFacts:
     loops_with_barriers: tuple[Loop, ...]
     jumps_leaving_items: tuple[Jump, ...]
     constructs: frozenset[str]
+    root: Block | None = field(default=None, compare=False, repr=False)
+    _derived: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def derived(self, key: object, make: Callable[[], Any]) -> Any:
+        """What a later stage reads off :attr:`root`, made on first use and kept with these
+        facts (one type map per parsed body, however many analyses read it)."""
+        if key not in self._derived:
+            self._derived[key] = make()
+        return self._derived[key]
 
     @property
     def lockstep_blocker(self) -> str | None:
@@ -325,7 +339,8 @@ def body_facts(root: Block) -> BodyFacts:
             if node.word in ("return", "goto") or any(own is loop for loop in loops):
                 jumps.append(node)
     jumps.sort(key=lambda j: (j.first.line, j.first.col))
-    return BodyFacts(barriers, lockstep, tuple(loops), tuple(jumps), frozenset(constructs))
+    return BodyFacts(barriers, lockstep, tuple(loops), tuple(jumps), frozenset(constructs),
+                     root)
 
 
 class _Parser:
