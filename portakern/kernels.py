@@ -196,12 +196,14 @@ class Kernel:
         if self._portability_checked:
             return
         from .analysis import portability
+        from .analysis.atomic_checks import check_atomic_pointers
 
         issues = []
         try:
             for target in portability.SCANNED_TARGETS:
                 module, kdef = self.parsed(target)
                 issues += portability.scan(module, kdef, target)
+            check_atomic_pointers(self.facts(CANONICAL_TARGET), *self.parsed(CANONICAL_TARGET))
         except KernelSyntaxError as exc:
             # A source that parses wrong is refused here, at pk.kernel(), with its line;
             # one that waits for a constant (pk.kernel(src) then .specialize(TILE=16))
@@ -242,9 +244,7 @@ class Kernel:
             if self._groupsize is not None and kdef.workgroupsize is None:
                 kdef = replace(kdef, workgroupsize=self._groupsize)
             # A helper with @synchronize() becomes part of the body that calls it.
-            from .lower.barrier_helpers import (
-                inline_barrier_helpers,  # on first parse, not at import
-            )
+            from .lower.barrier_helpers import inline_barrier_helpers
 
             module, kdef = inline_barrier_helpers(module, kdef)
             for tv in kdef.type_vars:
@@ -318,7 +318,6 @@ class Kernel:
         except Exception:  # noqa: BLE001 - repr must not fail on an unrendered template
             return "<portakern.Kernel (not yet rendered)>"
 
-    # -- pickling (by recipe: portakern.launch.recipes) -----------------------------------------
     def __reduce__(self) -> tuple:
         """Pickle as source, name, file name and constants; rebuilt (interned) on arrival."""
         from .launch.recipes import intern_kernel, kernel_recipe, rebuild_kernel
@@ -403,8 +402,10 @@ class Kernel:
                     f"kernel.specialize({missing[0]}='float')")
             # Targets whose backend runs a group's work-items in loops get barrier
             # kernels lowered into work-item loops (lower_kernel's ``lockstep``).
+            from .analysis.atomic_checks import check_atomic_types
             from .lower.lowering import lower_kernel
 
+            check_atomic_types(self.facts(target), module, kdef, target, full)
             lockstep = lockstep_for(target, self.facts(target))
             lowered = lower_kernel(kdef, module, ndim, lockstep=lockstep, debug=self.debug)
             if unmasked:
