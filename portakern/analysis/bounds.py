@@ -38,6 +38,7 @@ from typing import Any
 
 from ..errors import NDRangeError
 from ..syntax.language import KernelDef, Module, Token
+from ..syntax.macros import macro_of
 from ..syntax.parts import match_items
 
 __all__ = ["check_ndrange", "checked", "overrun_params"]
@@ -60,7 +61,6 @@ _EXITS = frozenset({"return", "throw", "exit", "_Exit", "quick_exit", "abort",
 _GIVE_UP = frozenset({"goto", "asm", "__asm", "__asm__", "setjmp"})
 _ASSIGN_OPS = frozenset({"+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>"})
 _NOT_CALLS = frozenset({"if", "while", "for", "switch", "return"})
-_DEFINE = re.compile(r"#\s*define\s+(\w+)(.*)", re.DOTALL)
 _INCLUDE = re.compile(r"#\s*(include|import)\b")
 #: In a macro's replacement: it may skip code, or leave the kernel.
 _MACRO_FLOW = re.compile(
@@ -77,10 +77,9 @@ def _hiding_macros(helpers: list[Token]) -> set[str] | None:
         text = re.sub(r"\\\n", " ", t.text)
         if _INCLUDE.match(text):
             return None
-        m = _DEFINE.match(text)
-        if m and _MACRO_FLOW.search(re.sub(r"//[^\n]*|/\*.*?\*/", "", m.group(2),
-                                           flags=re.DOTALL)):
-            names.add(m.group(1))
+        m = macro_of(t)
+        if m is not None and not m.undef and _MACRO_FLOW.search(m.body):
+            names.add(m.name)
     return names
 
 

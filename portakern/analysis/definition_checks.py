@@ -25,6 +25,7 @@ import re
 from ..errors import KernelSyntaxError
 from ..syntax.functions import functions_of, skip_blank
 from ..syntax.language import Module, Token
+from ..syntax.macros import macros_in
 from ..syntax.tree import Block, If, Jump, Label, Loop, Node, Simple, Switch, parse_body
 
 __all__ = ["check_definitions"]
@@ -35,7 +36,6 @@ _NO_RETURN = frozenset({"abort", "exit", "_Exit", "quick_exit", "__builtin_trap"
                         "__builtin_unreachable", "__trap", "throw", "__assert_fail"})
 _SPECIFIERS = frozenset({"static", "inline", "extern", "constexpr", "__device__",
                          "__forceinline__"})
-_DEFINE = re.compile(r"#\s*define\s+([A-Za-z_]\w*)")
 
 
 def check_definitions(module: Module) -> None:
@@ -79,7 +79,7 @@ def _check_parameter_types(module: Module) -> None:
 def _check_returns(module: Module) -> None:
     """Refuse a non-``void`` helper of ``module`` that can end without ``return``."""
     toks = module.helpers
-    macros = {m.group(1) for t in toks if t.kind == "pp" for m in [_DEFINE.match(t.text)] if m}
+    macros = {m.name for m in macros_in(toks) if not m.undef}
     for name, returns, body, close in _definitions(module):
         if returns == "void" or any(isinstance(t, Token) and t.kind == "id"
                                          and t.text == "goto" for t in body):

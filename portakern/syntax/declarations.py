@@ -7,18 +7,17 @@ names :mod:`portakern.analysis.expression_types` puts in a kernel's symbol table
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from ..errors import KernelSyntaxError
 from ..source.source_map import SourceMap
 from .expressions import Expr, parse_value_or_type
+from .macros import macro_of
 from .tokens import Token, tokenize
 
 __all__ = ["function_signatures", "parse_define", "split_statements", "top_level_types"]
 
 
-_DEFINE = re.compile(r"#\s*define\s+([A-Za-z_]\w*)[ \t]+(.+)", re.DOTALL)
 
 
 def parse_define(pp: Token, type_names: Iterable[str] = ()) -> tuple[str, Expr] | None:
@@ -26,12 +25,10 @@ def parse_define(pp: Token, type_names: Iterable[str] = ()) -> tuple[str, Expr] 
 
     A value that names a type (``#define real float``) is a :class:`TypeName`.
     """
-    m = _DEFINE.match(pp.text.replace("\\\n", " "))
-    if m is None:
+    macro = macro_of(pp)
+    if macro is None or macro.undef or macro.params is not None or not macro.body:
         return None
-    text = re.sub(r"//[^\n]*|/\*.*?\*/", " ", m.group(2), flags=re.DOTALL).strip()
-    if not text:
-        return None
+    text = macro.body
     try:
         toks = tokenize(text, SourceMap("", text, [pp.line] * (text.count("\n") + 1)))
     except KernelSyntaxError:
@@ -39,7 +36,7 @@ def parse_define(pp: Token, type_names: Iterable[str] = ()) -> tuple[str, Expr] 
     tree = parse_value_or_type(toks, type_names)
     if tree is None:
         return None
-    return m.group(1), tree
+    return macro.name, tree
 
 
 def function_signatures(helpers: list[Token]) -> list[tuple[str, str]]:

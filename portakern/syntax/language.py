@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from ..errors import KernelSyntaxError, KernelTypeError, NDRangeError
 from ..types import KNOWN_TYPES
+from .macros import macro_of
 from .tokens import (
     CLOSING,
     SourceMap,
@@ -362,15 +363,12 @@ def check_print_calls(body: list[Token], smap: SourceMap) -> None:
             f"(double)x)", t)
 
 
-_PP_NAME_RE = re.compile(r"#\s*(?:define|undef)\s+(pk_\w*)")
-
-
 def _check_reserved(t: Token, smap: SourceMap) -> None:
     """Names starting with ``pk_`` belong to the generated code (``pk_active``, ``pk_n0``...)."""
     if t.kind == "id" and t.text.startswith("pk_"):
         name = t.text
-    elif t.kind == "pp" and (m := _PP_NAME_RE.match(t.text)):
-        name = m.group(1)
+    elif t.kind == "pp" and (m := macro_of(t)) is not None and m.name.startswith("pk_"):
+        name = m.name
     else:
         return
     raise smap.error_at(
