@@ -10,6 +10,7 @@ scans, ``x`` is read twice and the result written once.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import OrderedDict
 from typing import Any
@@ -102,7 +103,9 @@ class _CopyIf:
         self._launchers: dict[tuple, Any] = {}
 
     def launcher(self, which: str, backend: Any) -> Any:
-        key = (which, backend)
+        # CPU()'s launchers keep the path (native or PoCL) they started on, so a
+        # change of PORTAKERN_CPU gets launchers of its own.
+        key = (which, backend, os.environ.get("PORTAKERN_CPU", ""))
         launch = self._launchers.get(key)
         if launch is None:
             launch = self._launchers[key] = getattr(self, which)(backend)

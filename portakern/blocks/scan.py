@@ -29,6 +29,7 @@ the totals then carry a flag saying whether their chunk holds a segment start.
 from __future__ import annotations
 
 import math
+import os
 import threading
 from typing import Any
 
@@ -201,7 +202,9 @@ class GenericScan:
     # -- kernels -------------------------------------------------------------------
 
     def _launcher(self, which: str, backend: Any) -> Any:
-        key = (which, backend)
+        # CPU()'s launchers keep the path (native or PoCL) they started on, so a
+        # change of PORTAKERN_CPU gets launchers of its own.
+        key = (which, backend, os.environ.get("PORTAKERN_CPU", ""))
         launch = self._launchers.get(key)
         if launch is None:
             with self._lock:
