@@ -229,8 +229,8 @@ def test_bad_inputs_name_the_argument_and_the_fix():
         seg(np.ones(4, np.float32), np.ones(4, np.float32))
     with pytest.raises(ValueError, match=r"x must be 1-D.*reshape\(-1\)"):
         pk.copy_if(np.ones((2, 2)), "x > 0")
-    with pytest.raises(TypeError, match="scalar src= clashes"):
-        pk.copy_if(np.ones(2), "x > src", src=1)
+    with pytest.raises(TypeError, match="scalar cif_lo= clashes"):
+        pk.copy_if(np.ones(2), "x > cif_lo", cif_lo=1)
 
 
 def test_debug_mode_runs_the_scan_and_copy_if():
@@ -239,3 +239,20 @@ def test_debug_mode_runs_the_scan_and_copy_if():
     np.testing.assert_array_equal(got, np.cumsum(x))
     selected, count = pk.copy_if(x, "x % 7 == 1", debug=True)
     np.testing.assert_array_equal(selected, x[x % 7 == 1])
+
+
+def test_the_bench_rows_agree_in_quick_mode():
+    from portakern.bench.scan_rows import bench_rows
+
+    backends = [pk.CPU()]
+    try:
+        backends.append(pk.OpenCL())
+    except pk.BackendUnavailableError:
+        pass
+    rows = bench_rows(backends, quick=True, repeats=1, budget=0.1)
+    names = {(r.name, r.backend, r.baseline) for r in rows}
+    assert ("scan", "CPU", "numpy") in names and ("copy_if", "CPU", "numpy") in names
+    assert all(r.ok for r in rows), [(r.name, r.backend, r.baseline, r.note) for r in rows]
+    assert bench_rows(backends, quick=True, repeats=1, budget=0.1, only=("copy_if",)) \
+        and all(r.name == "copy_if" for r in bench_rows([pk.CPU()], quick=True, repeats=1,
+                                                         budget=0.1, only=("copy_if",)))

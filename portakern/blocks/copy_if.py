@@ -18,44 +18,45 @@ from typing import Any
 import numpy as np
 
 from ..launch.resolve import get_backend
-from ..types import type_name_of
+from ..target_facts import CONSTANTS, MATH_FUNCTIONS
+from ..types import KNOWN_TYPES, type_name_of
 from .scan import InclusiveScanKernel, chunk_for
 from .scan_fragment import check_expression
 
 __all__ = ["copy_if"]
 
 _COUNT = """
-@kernel void @NAME@_count(long* counts, const T* src, @SCALARS@long total, long chunk) {
-    const long i = @index(Global, Linear);
-    const long lo = i * chunk;
-    const long hi = lo + chunk < total ? lo + chunk : total;
-    long c = 0;
-    for (long j = lo; j < hi; ++j) {
-        const T x = src[j];
-        c += (@PRED@) ? 1 : 0;
+@kernel void @NAME@_count(long* cif_counts, const T* cif_src, @SCALARS@long cif_total,
+                          long cif_chunk) {
+    const long cif_i = @index(Global, Linear);
+    const long cif_lo = cif_i * cif_chunk;
+    const long cif_hi = cif_lo + cif_chunk < cif_total ? cif_lo + cif_chunk : cif_total;
+    long cif_c = 0;
+    for (long cif_j = cif_lo; cif_j < cif_hi; ++cif_j) {
+        const T x = cif_src[cif_j];
+        cif_c += (@PRED@) ? 1 : 0;
     }
-    counts[i] = c;
+    cif_counts[cif_i] = cif_c;
 }
 
-@kernel void @NAME@_write(T* dst, const T* src, const long* counts, @SCALARS@long total,
-                          long chunk) {
-    const long i = @index(Global, Linear);
-    const long lo = i * chunk;
-    const long hi = lo + chunk < total ? lo + chunk : total;
-    long o = i > 0 ? counts[i - 1] : 0;
-    for (long j = lo; j < hi; ++j) {
-        const T x = src[j];
+@kernel void @NAME@_write(T* cif_dst, const T* cif_src, const long* cif_counts, @SCALARS@
+                          long cif_total, long cif_chunk) {
+    const long cif_i = @index(Global, Linear);
+    const long cif_lo = cif_i * cif_chunk;
+    const long cif_hi = cif_lo + cif_chunk < cif_total ? cif_lo + cif_chunk : cif_total;
+    long cif_o = cif_i > 0 ? cif_counts[cif_i - 1] : 0;
+    for (long cif_j = cif_lo; cif_j < cif_hi; ++cif_j) {
+        const T x = cif_src[cif_j];
         if (@PRED@) {
-            dst[o] = x;
-            o += 1;
+            cif_dst[cif_o] = x;
+            cif_o += 1;
         }
     }
 }
 """
 
-#: Names the generated kernels use themselves: a scalar may not take one.
-_INTERNAL = frozenset({"x", "src", "dst", "counts", "total", "chunk", "i", "lo", "hi", "j",
-                       "c", "o", "T"})
+#: The element's name and the type variable; the kernels' own names start with cif_.
+_INTERNAL = frozenset({"x", "T"})
 
 #: The counts are scanned by one shared kernel object (its launchers are per backend).
 _COUNT_SCAN = InclusiveScanKernel(np.int64, "a+b", name="copy_if_offsets")
@@ -163,11 +164,15 @@ def copy_if(x: Any, predicate: str, *, name: str = "copy_if", debug: bool | None
         raise TypeError(f"x has dtype {dtype}, which kernels cannot take")
     if not isinstance(name, str) or not name.isidentifier() or not name.isascii():
         raise ValueError(f"name must be a C identifier, got {name!r}")
-    clash = sorted(set(scalars) & _INTERNAL - {"x"})
-    if "x" in scalars or clash:
-        bad = "x" if "x" in scalars else clash[0]
-        raise TypeError(f"scalar {bad}= clashes with a name copy_if's kernels use ('x' is the "
-                        "element): rename it in the predicate and the keyword")
+    taken = [s for s in scalars if s in KNOWN_TYPES or s in MATH_FUNCTIONS or s in CONSTANTS]
+    if taken:
+        raise TypeError(f"scalar {taken[0]}= is the name of a type, function or constant of "
+                        "the kernel language: rename it in the predicate and the keyword")
+    clash = sorted(s for s in scalars if s in _INTERNAL or s.startswith("cif_"))
+    if clash:
+        raise TypeError(f"scalar {clash[0]}= clashes with a name copy_if's kernels use ('x' is "
+                        "the element, T its type, cif_* internal): rename it in the predicate "
+                        "and the keyword")
     typed = [(sname, *_scalar_type(sname, value, dtype)) for sname, value in scalars.items()]
     predicate = check_expression(predicate, "predicate", frozenset({"x", *scalars}))
     kernels = _kernels(dtype, predicate, tuple((s, c) for s, c, _ in typed), name, debug)
