@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import portakern as pk
-from portakern.blocks.scan import chunk_for
+from portakern.blocks.scan import chunk_for, on_cpu_device
 
 #: Sizes around the chunk boundaries of both policies (4096 on CPU(), 64 elsewhere).
 EDGE = [0, 1, 2, 3, 63, 64, 65, 127, 1000, 4095, 4096, 4097]
@@ -157,6 +157,42 @@ def test_random_sizes_on_cpu(n, seed, dtype):
     want = x[x % 3 == 0] if dtype != np.float64 else x[x < 0]
     assert count == want.size
     np.testing.assert_array_equal(selected, want)
+
+
+@pytest.fixture(params=["chunks", "tiles"])
+def strategy(request, monkeypatch):
+    """Each of the two ways to scan, on every backend (each picks one by itself)."""
+    from portakern.blocks import scan
+
+    monkeypatch.setattr(scan, "strategy_for", lambda backend, segmented: (
+        "chunks" if segmented else request.param))
+    return request.param
+
+
+@pytest.mark.parametrize("n", [1, 2047, 2048, 2049, 2048 * 3 + 1])
+def test_both_strategies_on_the_cpu_backends(strategy, n, be):
+    if not on_cpu_device(be):
+        pytest.skip("the stand-ins take the tiles by themselves (the tests above)")
+    rng = np.random.default_rng(n)
+    x = rng.integers(-9, 9, n).astype(np.int32)
+    inc = pk.InclusiveScanKernel(np.int32, "a+b")
+    exc = pk.ExclusiveScanKernel(np.int32, "max(a, b)", neutral="INT_MIN")
+    np.testing.assert_array_equal(_host(be, inc(be.to_device(x))), np.cumsum(x, dtype=np.int32))
+    want = np.maximum.accumulate(np.concatenate([[np.iinfo(np.int32).min], x]))[:n]
+    dx = be.to_device(x)
+    exc(dx, out=dx)
+    np.testing.assert_array_equal(_host(be, dx), want.astype(np.int32))
+
+
+def test_the_tiles_past_two_levels_on_opencl(strategy):
+    # 2048 tiles of 2048 elements and one more: the group totals take two tiles.
+    if not pk.OpenCL.available():
+        pytest.skip(f"OpenCL unavailable: {pk.OpenCL.available().reason}")
+    be = pk.OpenCL()
+    n = 2048 * 2048 + 7
+    x = np.ones(n, np.int32)
+    got = be.to_host(pk.InclusiveScanKernel(np.int32, "a+b")(be.to_device(x)))
+    np.testing.assert_array_equal(got, np.arange(1, n + 1, dtype=np.int32))
 
 
 def test_a_chunk_is_a_few_hundredth_of_a_large_input_on_cpu():
