@@ -384,7 +384,7 @@ def run(*, backend: str | None = None, quick: bool = False, only: Sequence[str] 
     unknown = set(only) - {w.name for w in WORKLOADS} - set(BLOCK_ROWS)
     if unknown:
         raise ValueError(f"unknown workload(s) {', '.join(sorted(unknown))}; "
-                         f"known: {', '.join(w.name for w in WORKLOADS)}")
+                         f"known: {', '.join([w.name for w in WORKLOADS] + list(BLOCK_ROWS))}")
     backends, reasons = _backends(backend)
     cpu_in = any(host_arrays(b) for b in backends)
     bar = ProgressBar(len(backends) * len(workloads) + ((1 + startup) if cpu_in else 0), progress)
