@@ -37,7 +37,8 @@ class _Check:
         self.end = end
 
     def error(self, msg: str, tok: Token | None = None) -> KernelSyntaxError:
-        return self.smap.error_at(f"{self.what}: {msg}", tok or self.peek())
+        at = tok or self.peek()
+        return self.smap.error(f"{self.what}: {msg}", at.line, at.col, 0)
 
     def peek(self) -> Token:
         return self.toks[self.k] if self.k < len(self.toks) else self.end
