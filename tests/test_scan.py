@@ -292,3 +292,13 @@ def test_the_bench_rows_agree_in_quick_mode():
     assert bench_rows(backends, quick=True, repeats=1, budget=0.1, only=("copy_if",)) \
         and all(r.name == "copy_if" for r in bench_rows([pk.CPU()], quick=True, repeats=1,
                                                          budget=0.1, only=("copy_if",)))
+
+
+def test_a_scan_pickles_by_recipe():
+    import pickle
+
+    scan = pk.ExclusiveScanKernel(np.int32, "a+b", neutral=0, segmented=True)
+    back = pickle.loads(pickle.dumps(scan))
+    assert type(back) is pk.ExclusiveScanKernel and repr(back) == repr(scan)
+    x, flags = np.arange(6, dtype=np.int32), np.array([0, 0, 1, 0, 0, 1], np.uint8)
+    np.testing.assert_array_equal(back(x, flags), scan(x, flags))

@@ -219,6 +219,11 @@ class GenericScan:
         self._totals_scan: GenericScan | None = None
         self._lock = threading.Lock()
 
+    def __reduce__(self) -> tuple:
+        # By recipe (like a Kernel): rebuilt where it lands, its kernels from the disk cache.
+        return (_rebuild, (type(self), self.dtype, self.scan_expr, self.neutral, self.name,
+                           self.segmented, self.debug))
+
     def __repr__(self) -> str:
         extra = ", segmented=True" if self.segmented else ""
         return (f"{type(self).__name__}({self.dtype.name!r}, {self.scan_expr!r}, "
@@ -360,6 +365,11 @@ class GenericScan:
         launch(out, gtotals, *xs, n, ndrange=(groups * wg,))
         self._totals_kernel()(gtotals, out=gtotals)
         self._launcher("addback", backend)(out, gtotals, n, ndrange=(n - tile,))
+
+
+def _rebuild(cls: type, dtype: np.dtype, scan_expr: str, neutral: str | None, name: str,
+             segmented: bool, debug: bool | None) -> GenericScan:
+    return cls(dtype, scan_expr, neutral, name, segmented=segmented, debug=debug)
 
 
 class InclusiveScanKernel(GenericScan):
