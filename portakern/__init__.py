@@ -39,6 +39,8 @@ shipped inside a Python package, through :mod:`importlib.resources`).
 if TYPE_CHECKING:  # loaded on first use at run time (__getattr__ below); typed here
     from .backends.cuda import CUDA
     from .backends.metal import MLXCUDA, Metal
+    from .blocks.copy_if import copy_if
+    from .blocks.scan import ExclusiveScanKernel, InclusiveScanKernel
 
 __all__ = [
     "Backend",
@@ -47,6 +49,8 @@ __all__ = [
     "CPU",
     "CUDA",
     "CompilationError",
+    "ExclusiveScanKernel",
+    "InclusiveScanKernel",
     "Kernel",
     "KernelArgumentError",
     "KernelFaultError",
@@ -64,6 +68,7 @@ __all__ = [
     "PortakernError",
     "Timings",
     "__version__",
+    "copy_if",
     "get_backend",
     "kernel",
     "register_backend",
@@ -74,7 +79,10 @@ __all__ = [
 # The GPU launchers load on first use: `import portakern` stays cheap for CPU users
 # (DESIGN §4: a ready kernel in a new process in under 50 ms).
 _LAZY = {"CUDA": "portakern.backends.cuda", "Metal": "portakern.backends.metal",
-         "MLXCUDA": "portakern.backends.metal"}
+         "MLXCUDA": "portakern.backends.metal",
+         # The building blocks too: a CPU user who never scans does not pay for them.
+         "InclusiveScanKernel": "portakern.blocks.scan",
+         "ExclusiveScanKernel": "portakern.blocks.scan", "copy_if": "portakern.blocks.copy_if"}
 
 
 def __getattr__(name: str) -> object:

@@ -379,10 +379,12 @@ def run(*, backend: str | None = None, quick: bool = False, only: Sequence[str] 
     if quick:
         repeats, startup = 1, False
     workloads = [w for w in WORKLOADS if not only or w.name in only]
-    unknown = set(only) - {w.name for w in WORKLOADS}
+    from .scan_rows import NAMES as BLOCK_ROWS
+
+    unknown = set(only) - {w.name for w in WORKLOADS} - set(BLOCK_ROWS)
     if unknown:
         raise ValueError(f"unknown workload(s) {', '.join(sorted(unknown))}; "
-                         f"known: {', '.join(w.name for w in WORKLOADS)}")
+                         f"known: {', '.join([w.name for w in WORKLOADS] + list(BLOCK_ROWS))}")
     backends, reasons = _backends(backend)
     cpu_in = any(host_arrays(b) for b in backends)
     bar = ProgressBar(len(backends) * len(workloads) + ((1 + startup) if cpu_in else 0), progress)
@@ -404,6 +406,9 @@ def run(*, backend: str | None = None, quick: bool = False, only: Sequence[str] 
             rows += creation_rows(quick, repeats, only)
         for b in backends:
             rows += bench_backend(b, workloads, quick, repeats, budget, bar)
+        from .scan_rows import bench_rows as scan_rows  # pk.InclusiveScanKernel, copy_if
+
+        rows += scan_rows(backends, quick, repeats, budget, only)
     finally:
         bar.close()
     return rows, reasons

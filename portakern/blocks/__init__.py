@@ -1,0 +1,1 @@
+"""Building blocks: scans and copy_if, built from the kernel language."""
