@@ -269,6 +269,10 @@ class BodyFacts:
         one work-item's part and is fine.
     constructs : frozenset of str
         Every ``@`` construct the body's statements use.
+    reads_group_shape : bool
+        The body can tell the shape of its workgroups
+        (:func:`portakern.syntax.group_shape.reads_group_shape`); ``CPU()``'s two paths
+        then give it the same default groups.
     """
 
     barriers: int
@@ -276,6 +280,7 @@ class BodyFacts:
     loops_with_barriers: tuple[Loop, ...]
     jumps_leaving_items: tuple[Jump, ...]
     constructs: frozenset[str]
+    reads_group_shape: bool = True
 
     @property
     def lockstep_blocker(self) -> str | None:
@@ -325,7 +330,10 @@ def body_facts(root: Block) -> BodyFacts:
             if node.word in ("return", "goto") or any(own is loop for loop in loops):
                 jumps.append(node)
     jumps.sort(key=lambda j: (j.first.line, j.first.col))
-    return BodyFacts(barriers, lockstep, tuple(loops), tuple(jumps), frozenset(constructs))
+    from .group_shape import reads_group_shape
+
+    return BodyFacts(barriers, lockstep, tuple(loops), tuple(jumps), frozenset(constructs),
+                     reads_group_shape(root.tokens))
 
 
 class _Parser:
