@@ -101,6 +101,11 @@ class Kernel:
         self._portability_checked = False
         #: Parameter name -> the caller's name for it, in argument errors (:meth:`relabel`).
         self.labels: dict[str, str] = {}
+        #: A workgroup size given at instantiation (``kernel(backend, workgroupsize=...)``)
+        #: that this kernel treats as declared (:meth:`sized`), and the kernel without it.
+        self._groupsize: int | tuple[int, ...] | None = None
+        self._unsized: Kernel | None = None
+        self._sized: dict[Any, Kernel] = {}
 
     @classmethod
     def from_file(cls, path: str | Path, name: str | None = None, **constants: Any) -> Kernel:
@@ -191,12 +196,14 @@ class Kernel:
         if self._portability_checked:
             return
         from .analysis import portability
+        from .analysis.atomic_checks import check_atomic_pointers
 
         issues = []
         try:
             for target in portability.SCANNED_TARGETS:
                 module, kdef = self.parsed(target)
                 issues += portability.scan(module, kdef, target)
+            check_atomic_pointers(self.facts(CANONICAL_TARGET), *self.parsed(CANONICAL_TARGET))
         except KernelSyntaxError as exc:
             # A source that parses wrong is refused here, at pk.kernel(), with its line;
             # one that waits for a constant (pk.kernel(src) then .specialize(TILE=16))
@@ -234,10 +241,10 @@ class Kernel:
             module = parse(smap)
             check_definitions(module)  # helpers that end without return, keyword type names
             kdef = module.kernel(self._name)
+            if self._groupsize is not None and kdef.workgroupsize is None:
+                kdef = replace(kdef, workgroupsize=self._groupsize)
             # A helper with @synchronize() becomes part of the body that calls it.
-            from .lower.barrier_helpers import (
-                inline_barrier_helpers,  # on first parse, not at import
-            )
+            from .lower.barrier_helpers import inline_barrier_helpers
 
             module, kdef = inline_barrier_helpers(module, kdef)
             for tv in kdef.type_vars:
@@ -311,11 +318,12 @@ class Kernel:
         except Exception:  # noqa: BLE001 - repr must not fail on an unrendered template
             return "<portakern.Kernel (not yet rendered)>"
 
-    # -- pickling (by recipe: portakern.launch.recipes) -----------------------------------------
     def __reduce__(self) -> tuple:
         """Pickle as source, name, file name and constants; rebuilt (interned) on arrival."""
         from .launch.recipes import intern_kernel, kernel_recipe, rebuild_kernel
 
+        if self._unsized is not None:  # the kernel without the size, sized on arrival
+            return _resized, (self._unsized, self._groupsize)
         if self.labels:  # the kernel without them, relabelled on arrival
             base = self.specialize()
             base.labels = {}
@@ -331,7 +339,8 @@ class Kernel:
         """Deterministic across processes; distinct per source, name, constants and debug mode."""
         from .launch.recipes import kernel_token
 
-        return kernel_token(self) + ("-debug" if self.debug else "")
+        sized = "" if self._groupsize is None else f"-groupsize{self._groupsize}"
+        return kernel_token(self) + ("-debug" if self.debug else "") + sized
 
     # -- rendering ------------------------------------------------------------------
     def _bindings(self, kdef: KernelDef, given: dict[str, str]) -> dict[str, str]:
@@ -342,6 +351,21 @@ class Kernel:
             elif tv in self.constants:
                 out[tv] = str(self.constants[tv])
         return out
+
+    def _options(self) -> dict[str, Any]:
+        """The variant options every rendering of this kernel has (a size from :meth:`sized`)."""
+        return {} if self._groupsize is None else {"groupsize": self._groupsize}
+
+    def sized(self, workgroupsize: Any) -> Kernel:
+        """This kernel with a size given at instantiation taken as declared.
+
+        ``kernel(backend, workgroupsize=16)`` of a kernel that reads ``@groupsize`` and
+        declares no size launches this: ``@groupsize`` is a compile-time constant there,
+        usable in ``@localmem`` sizes, one variant per size (:mod:`.launch.sizes`).
+        Any other kernel is returned as it is."""
+        from .launch.sizes import sized_kernel
+
+        return sized_kernel(self, workgroupsize)
 
     def rendered(self, target: str, bindings: dict[str, str], ndim: int, *,
                  unmasked: bool = False, **extra: Any) -> RenderedKernel:
@@ -354,7 +378,7 @@ class Kernel:
         keywords are template options.
         """
         return self.render_variant(Variant.of(target, bindings, ndim, unmasked=unmasked,
-                                              debug=self.debug, **extra))
+                                              debug=self.debug, **self._options(), **extra))
 
     def render_variant(self, v: Variant) -> RenderedKernel:
         """Parse, lower and render one :class:`~portakern.variant.Variant`, memoised by it.
@@ -366,6 +390,7 @@ class Kernel:
         if hit is None or hit.lowered is None:
             target, bindings, ndim, unmasked = v.target, dict(v.bindings), v.ndim, v.unmasked
             extra = dict(v.options)
+            extra.pop("groupsize", None)  # in the parse already (parsed)
             self._check_portability()
             module, kdef = self.parsed(target)
             full = self._bindings(kdef, bindings)
@@ -377,8 +402,10 @@ class Kernel:
                     f"kernel.specialize({missing[0]}='float')")
             # Targets whose backend runs a group's work-items in loops get barrier
             # kernels lowered into work-item loops (lower_kernel's ``lockstep``).
+            from .analysis.atomic_checks import check_atomic_types
             from .lower.lowering import lower_kernel
 
+            check_atomic_types(self.facts(target), module, kdef, target, full)
             lockstep = lockstep_for(target, self.facts(target))
             lowered = lower_kernel(kdef, module, ndim, lockstep=lockstep, debug=self.debug,
                                    unmasked=unmasked)
@@ -397,7 +424,8 @@ class Kernel:
         render itself again with other options (:meth:`RenderedKernel.variant`, as
         the Metal launcher does), it renders this variant first.
         """
-        v = Variant.of(target, bindings, ndim, unmasked=unmasked, debug=self.debug)
+        v = Variant.of(target, bindings, ndim, unmasked=unmasked, debug=self.debug,
+                       **self._options())
         hit = self._rendered.get(v)
         if hit is None:
             from .cache import store as cache
@@ -416,7 +444,8 @@ class Kernel:
         whose target is the backend's: a backend subclass may render another dialect
         on the same device (and so share ``cache_key``) as its parent.
         """
-        v = Variant.of(backend.target, bindings, ndim, unmasked=unmasked, debug=self.debug)
+        v = Variant.of(backend.target, bindings, ndim, unmasked=unmasked, debug=self.debug,
+                       **self._options())
         key = (backend.cache_key, v)
         compiled = self._compiled.get(key)
         if compiled is None:
@@ -506,7 +535,7 @@ class Kernel:
             backend = args[0]
             wg = args[1] if len(args) > 1 else workgroupsize
             nd = args[2] if len(args) > 2 else ndrange
-            return Launcher(self, backend, wg, nd)
+            return Launcher(self.sized(wg), backend, wg, nd)
         # The types were not remembered, or a registration changed resolution.
         backend, by_type = resolve.resolve_args(self, args)
         launcher = self._launchers.get(backend)
@@ -558,6 +587,11 @@ kernel = KernelFactory()
 def _relabeled(kernel: Kernel, labels: dict[str, str]) -> Kernel:
     """Unpickle a relabelled kernel (:meth:`Kernel.relabel`)."""
     return kernel.relabel(**labels)
+
+
+def _resized(kernel: Kernel, workgroupsize: Any) -> Kernel:
+    """Unpickle a kernel with a size given at instantiation (:meth:`Kernel.sized`)."""
+    return kernel.sized(workgroupsize)
 
 
 def _signature_text(kdef: KernelDef) -> str:

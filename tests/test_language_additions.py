@@ -114,8 +114,9 @@ def test_groupsize_in_localmem_needs_a_declared_size():
     source = ("@kernel void f(float* y) {\n"
               "    @localmem float tile[@groupsize(0)];\n"
               "    y[0] = tile[0];\n}\n")
-    _syntax_error(source, "@groupsize", r"needs a declared workgroup size: write "
-                  r"'@kernel\(workgroupsize=...\) void f")
+    _syntax_error(source, "@groupsize", r"needs a workgroup size known when it compiles: "
+                  r"declare one, '@kernel\(workgroupsize=...\) void f\(...\)', or give it "
+                  r"to the launcher, 'kernel\(backend, workgroupsize=...\)'")
 
 
 def test_declared_size_is_the_launch_default(backend):

@@ -266,7 +266,7 @@ print("IMPORTED:" + ",".join(heavy))
 
 def test_copying_cpu_driver_still_returns_results(monkeypatch):
     """The map-after-launch path used when a CPU driver works on a copy of host memory."""
-    from portakern.backends import opencl
+    from portakern.backends import opencl_host
 
     backend = pk.CPU()
     monkeypatch.setattr(backend, "_map_after", True)
@@ -275,7 +275,7 @@ def test_copying_cpu_driver_still_returns_results(monkeypatch):
     k(backend)(y, ndrange=y.shape)
     np.testing.assert_array_equal(y, 2 * np.arange(1000, dtype=np.float32))
     # The probe that decides the path sees PoCL's zero-copy behaviour.
-    assert opencl._writes_reach_host(cl, backend.context, backend.queue)
+    assert opencl_host.writes_reach_host(cl, backend.context, backend.queue)
 
 
 def test_cpu_runs_ndarray_subclasses_such_as_memmap(tmp_path):

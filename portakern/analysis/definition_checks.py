@@ -23,8 +23,8 @@ from __future__ import annotations
 import re
 
 from ..errors import KernelSyntaxError
+from ..syntax.functions import functions_of, skip_blank
 from ..syntax.language import Module, Token
-from ..syntax.tokens import match_bracket
 from ..syntax.tree import Block, If, Jump, Label, Loop, Node, Simple, Switch, parse_body
 
 __all__ = ["check_definitions"]
@@ -99,35 +99,11 @@ def _check_returns(module: Module) -> None:
 
 def _definitions(module: Module) -> list[tuple[Token, str, list[Token], Token]]:
     """Each top-level function definition: (name, return type, body tokens, its '}')."""
-    toks = module.helpers
-    smap = module.source_map
     out = []
-    depth = 0
-    n = 0
-    while n < len(toks):
-        t = toks[n]
-        if t.kind in _BLANK:
-            n += 1
-            continue
-        if t.is_punct("(") and depth == 0:
-            close = match_bracket(toks, n, smap)
-            brace = _significant(toks, close + 1, 1)
-            name_at = _significant(toks, n - 1, -1)
-            type_at = _significant(toks, name_at - 1, -1)
-            if brace < len(toks) and toks[brace].is_punct("{"):
-                end = match_bracket(toks, brace, smap)
-                returns = _return_type(toks, type_at)
-                if name_at >= 0 and toks[name_at].kind == "id" and returns:
-                    out.append((toks[name_at], returns, toks[brace + 1:end], toks[end]))
-                n = end + 1
-                continue
-            n = close + 1
-            continue
-        if t.kind == "punct" and t.text in "([{":
-            depth += 1
-        elif t.kind == "punct" and t.text in ")]}":
-            depth -= 1
-        n += 1
+    for f in functions_of(module):
+        returns = _return_type(module.helpers, skip_blank(module.helpers, f.name_at - 1, -1))
+        if returns:
+            out.append((f.name, returns, list(f.body), f.close))
     return out
 
 
@@ -139,16 +115,10 @@ def _return_type(toks: list[Token], k: int) -> str:
             return ""
         if toks[k].text not in _SPECIFIERS:
             words.insert(0, toks[k].text)
-        k = _significant(toks, k - 1, -1)
+        k = skip_blank(toks, k - 1, -1)
     if words and words[-1] in "*&":
         return " ".join(words[:-1]) + words[-1]
     return " ".join(words)
-
-
-def _significant(toks: list[Token], k: int, step: int) -> int:
-    while 0 <= k < len(toks) and toks[k].kind in _BLANK:
-        k += step
-    return k
 
 
 def _completes(node: Node | None, macros: set[str]) -> bool:

@@ -19,7 +19,7 @@ must
     missing member (see :meth:`Backend.__init_subclass__`).
 should
     :meth:`~Backend.zeros`, :meth:`~Backend.max_workgroup_size`,
-    :meth:`~Backend.max_workitem_sizes`, :meth:`~Backend.supports`,
+    :meth:`~Backend.max_workitem_sizes`, :attr:`~Backend.limits`, :meth:`~Backend.supports`,
     :attr:`~Backend.cache_key`, ``__eq__``/``__hash__`` (two objects that launch on
     the same device and queue compare equal, so arrays from both are not
     reported as mixed backends). The defaults work but are conservative or slow.
@@ -47,14 +47,14 @@ import numpy as np
 from ..errors import BackendUnavailableError
 from ..subprocesses import fork_safe_lock
 
-__all__ = ["Backend", "ArrayInfo", "Availability", "MUST", "SHOULD", "MAY", "FEATURES",
+__all__ = ["Backend", "ArrayInfo", "Availability", "Limits", "MUST", "SHOULD", "MAY", "FEATURES",
            "cpu_groups", "default_instance", "exact_groups", "pow2_groups"]
 
 #: Members every backend must provide (checked when the subclass is created).
 MUST = ("available", "compile", "launch", "array_info", "synchronize", "allocate",
         "to_device", "to_host")
 #: Members a backend should override; the defaults are conservative.
-SHOULD = ("zeros", "max_workgroup_size", "max_workitem_sizes", "supports", "cache_key",
+SHOULD = ("zeros", "max_workgroup_size", "max_workitem_sizes", "limits", "supports", "cache_key",
           "__eq__", "__hash__")
 #: Members a backend may override.
 MAY = ("for_array", "executor", "describe", "default_workgroupsize", "templates",
@@ -107,6 +107,29 @@ class Availability(NamedTuple):
 
     def __bool__(self) -> bool:
         return self.ok
+
+
+class Limits(NamedTuple):
+    """What a device allows one launch, for a library that sizes its launches per device.
+
+    Attributes
+    ----------
+    max_workgroup_size : int
+        Work-items in one workgroup, at most (a kernel may get less:
+        :meth:`Backend.max_workgroup_size` asks for one compiled kernel).
+    local_memory : int
+        Bytes of ``@localmem`` one workgroup may use, at most.
+    subgroup_size : int
+        Work-items in a subgroup (``@subgroupsize()``): a warp, a SIMD-group.
+    compute_units : int
+        Units that run workgroups at once (CUDA multiprocessors, OpenCL compute
+        units, CPU cores); 0 where the runtime does not say (MLX).
+    """
+
+    max_workgroup_size: int
+    local_memory: int
+    subgroup_size: int
+    compute_units: int
 
 
 class ArrayInfo(NamedTuple):
@@ -277,6 +300,16 @@ class Backend:
     def max_workitem_sizes(self) -> tuple[int, ...]:
         """**Should.** The largest workgroup extent per hardware axis (x, y, z)."""
         return (1024, 1024, 64)
+
+    @property
+    def limits(self) -> Limits:
+        """**Should.** The device's :class:`Limits` (``backend.limits.local_memory``).
+
+        The default is what every OpenCL 1.2 GPU guarantees: the workgroup size of
+        :meth:`max_workgroup_size`, 32 KiB of local memory, subgroups of 32, one
+        compute unit. Backends report their device's own figures.
+        """
+        return Limits(Backend.max_workgroup_size(self, None), 32 * 1024, 32, 1)
 
     def supports(self, feature: str) -> bool:
         """**Should.** Whether the device has ``feature`` (one of :data:`FEATURES`).

@@ -36,7 +36,7 @@ from ..errors import (
     LaunchError,
 )
 from ..subprocesses import fork_safe_lock
-from .base import ArrayInfo, Availability, Backend
+from .base import ArrayInfo, Availability, Backend, Limits
 from .cuda_support import (
     DLPACK_CUDA,
     INSTALL_HINT,
@@ -319,6 +319,13 @@ class CUDA(Backend):
         if grid is None:
             grid = self._state.max_grid = tuple(int(n) for n in self._props()["maxGridSize"])
         return grid
+
+    @property
+    def limits(self) -> Limits:
+        """The device's figures, from ``cudaGetDeviceProperties`` (static shared memory)."""
+        props = self._props()
+        return Limits(int(props["maxThreadsPerBlock"]), int(props["sharedMemPerBlock"]),
+                      int(props["warpSize"]), int(props["multiProcessorCount"]))
 
     def compute_capability(self) -> tuple[int, int]:
         """The device's compute capability, e.g. ``(9, 0)``."""

@@ -33,7 +33,7 @@ import numpy as np
 from ..errors import KernelTypeError
 from ..subprocesses import fork_safe_lock
 from . import _mlx
-from .base import ArrayInfo, Availability, Backend, default_instance
+from .base import ArrayInfo, Availability, Backend, Limits, default_instance
 from .cuda_support import CUDA_MAX_BLOCK, DEFAULT_MAX_GRID, launch_config
 
 __all__ = ["Metal", "MLXCUDA", "mlx_source", "mlx_uses_cuda"]
@@ -148,6 +148,14 @@ class _MLXBackend(Backend, abstract=True):
 
     def max_workitem_sizes(self) -> tuple[int, ...]:
         return (1024, 1024, 1024)
+
+    @property
+    def limits(self) -> Limits:
+        """Apple's documented figures for its GPUs (Metal feature set tables): 1024
+        threads and 32 KiB of threadgroup memory per threadgroup, SIMD-groups of 32;
+        through MLX's CUDA backend, CUDA's 48 KiB of static shared memory. MLX does
+        not report the number of GPU cores: ``compute_units`` is 0."""
+        return Limits(1024, 32 * 1024 if self.target == "metal" else 48 * 1024, 32, 0)
 
     def supports(self, feature: str) -> bool:
         if feature == "float64":

@@ -35,7 +35,7 @@ import numpy as np
 
 from ..errors import BackendUnavailableError, CompilationError
 from . import native_runtime
-from .base import Availability, Backend
+from .base import Availability, Backend, Limits
 from .host import NumPyArrays, stack_arrays
 from .native_args import argument_block, geometry_for, refreshed, stopped
 from .native_build import BUILD_LOCK, Compiled, Toolchain, build, find_toolchain
@@ -147,6 +147,13 @@ class NativeCPU(NumPyArrays, Backend):
 
     def max_workitem_sizes(self) -> tuple[int, ...]:
         return (MAX_WORKGROUP,) * 3
+
+    @property
+    def limits(self) -> Limits:
+        """The native path's figures (:func:`.limits.native_limits`)."""
+        from .limits import native_limits
+
+        return native_limits(MAX_WORKGROUP)
 
     def supports(self, feature: str) -> bool:
         if feature == "float16":

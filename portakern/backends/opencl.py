@@ -19,9 +19,11 @@ import numpy as np
 
 from ..errors import BackendUnavailableError, LaunchError
 from ..subprocesses import fork_safe_lock
-from .base import ArrayInfo, Availability, Backend, cpu_groups
+from .base import ArrayInfo, Availability, Backend, Limits, cpu_groups
 from .cpu_paths import cpu_mode, hosted_native, native_backend
-from .host import NumPyArrays, arg_key, host_memory, same_args
+from .host import NumPyArrays, same_args
+from .limits import both_paths, opencl_limits
+from .opencl_host import host_buffers, sync_host, writes_reach_host
 from .opencl_programs import Compiled, build_program, check_stack_use
 
 __all__ = ["OpenCL", "CPU", "cpu_install_hint"]
@@ -153,6 +155,11 @@ class OpenCL(Backend):
         if feature == "int64_atomics":
             return "cl_khr_int64_base_atomics" in self._extensions
         return True
+
+    @property
+    def limits(self) -> Limits:
+        """The device's figures (:func:`.limits.opencl_limits`)."""
+        return opencl_limits(self.device, self._extensions, self._max_wg)
 
     @property
     def unmask_exact(self) -> bool:
@@ -305,6 +312,21 @@ class CPU(NumPyArrays, OpenCL):
         self._extensions = self.device.extensions
         self._map_after = state["map_after"]
 
+    @property
+    def limits(self) -> Limits:
+        """What holds on both of ``CPU()``'s paths, since a kernel may run on either: each
+        figure the smaller of the native path's and the PoCL device's (one path's alone
+        where the other cannot start)."""
+        paths = native_backend() if _hosts_numpy(type(self)) else None
+        native = paths[0].limits if paths else None
+        try:
+            device = OpenCL.limits.fget(self)  # type: ignore[attr-defined]
+        except BackendUnavailableError:
+            if native is None:
+                raise
+            device = None
+        return both_paths(device, native)
+
     def executor(self, kernel: Any) -> Backend:
         """The backend that runs ``kernel`` for ``CPU()``: the native path or PoCL.
 
@@ -443,13 +465,13 @@ class CPU(NumPyArrays, OpenCL):
                     check_stack_use(compiled, local_size, self.device)
                 if last is None or not same_args(last, args):
                     compiled.last = None  # until set_args has succeeded
-                    record = _host_buffers(cl, self.context, args, compiled)
+                    record = host_buffers(cl, self.context, args, compiled)
                     kernel.set_args(*args)
                     compiled.last = record
                 event = cl.enqueue_nd_range_kernel(self.queue, kernel, global_size, local_size)
                 event.wait()
                 if self._map_after:
-                    _sync_host(cl, self.queue, args)
+                    sync_host(cl, self.queue, args)
         except cl.Error as exc:
             raise LaunchError(
                 f"OpenCL launch of {kernel.function_name!r} failed (global {global_size}, "
@@ -525,29 +547,6 @@ def _hosts_numpy(cls: type) -> bool:
     return cls is CPU or (issubclass(cls, CPU) and cls.launch is CPU.launch)
 
 
-def _host_buffers(cl: Any, context: Any, args: list, compiled: Compiled) -> tuple:
-    """Wrap each NumPy array of ``args`` in a zero-copy buffer, in place.
-
-    Returns the record :func:`~.host.same_args` compares the next launch with: per
-    array a weak reference, its shape and writability; per scalar its bytes;
-    and the buffers, which the kernel's arguments point at. The buffers wrap
-    the arrays' memory without referencing the arrays (PyOpenCL would keep a
-    ``hostbuf`` alive), so the record never keeps an array alive; when an array
-    dies, its weak reference drops the record and the buffers before the memory
-    goes, so a later array at the same address never meets a stale buffer.
-    """
-    mf = cl.mem_flags
-    keys = [arg_key(a, compiled) for a in args]
-    for n, a in enumerate(args):
-        if isinstance(a, np.ndarray):  # subclasses too (np.memmap): array_info takes them
-            flag = mf.READ_WRITE if a.flags.writeable else mf.READ_ONLY
-            # An empty array has no memory to wrap: a one-element stand-in, which the
-            # buffer keeps alive, takes its place (the kernel never reads it).
-            host = np.empty(1, a.dtype) if a.size == 0 else host_memory(a)
-            args[n] = cl.Buffer(context, flag | mf.USE_HOST_PTR, hostbuf=host)
-    return tuple(keys), tuple(args)
-
-
 def _find_cpu_device(cl: Any) -> Any:
     wanted = os.environ.get("PORTAKERN_CPU_PLATFORM", "")
     candidates = []
@@ -577,23 +576,5 @@ def _cpu_state() -> dict[str, Any]:
     # PoCL runs kernels on USE_HOST_PTR memory itself (tested in CI, misaligned arrays
     # included). Another driver may work on a copy, which OpenCL only writes back on a
     # map: probe once, and map after every launch if the probe's write is not seen.
-    zero_copy = "pocl" in device.platform.name.lower() or _writes_reach_host(cl, context, queue)
+    zero_copy = "pocl" in device.platform.name.lower() or writes_reach_host(cl, context, queue)
     return {"queue": queue, "programs": {}, "map_after": not zero_copy}
-
-
-def _writes_reach_host(cl: Any, context: Any, queue: Any) -> bool:
-    program = cl.Program(context, "__kernel void pk_probe(__global uchar* a) "
-                                  "{ a[get_global_id(0)] = 7; }").build()
-    host = np.zeros(65, np.uint8)[1:]  # misaligned on purpose, like many NumPy views
-    buf = cl.Buffer(context, cl.mem_flags.READ_WRITE | cl.mem_flags.USE_HOST_PTR, hostbuf=host)
-    program.pk_probe(queue, host.shape, None, buf).wait()
-    return bool((host == 7).all())
-
-
-def _sync_host(cl: Any, queue: Any, args: list) -> None:
-    """Map and unmap each writable buffer, so a copying driver writes the host memory."""
-    for a in args:
-        if isinstance(a, cl.Buffer) and a.flags & cl.mem_flags.READ_WRITE:
-            mapped, _ = cl.enqueue_map_buffer(queue, a, cl.map_flags.READ, 0, (a.size,),
-                                              np.uint8)
-            mapped.base.release(queue)

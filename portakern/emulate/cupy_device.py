@@ -164,7 +164,8 @@ def _properties(device: int) -> dict[str, Any]:
         "name": b"portakern CUDA stand-in (CPU threads)", "major": 9, "minor": 0,
         "maxThreadsPerBlock": MAX_BLOCK_THREADS, "maxThreadsDim": MAX_BLOCK,
         "maxGridSize": MAX_GRID, "sharedMemPerBlock": 48 * 1024, "warpSize": 32,
-        "multiProcessorCount": 1, "totalGlobalMem": 1 << 34,
+        # An H100 SXM's figures (sm_90), the device the stand-in imitates.
+        "multiProcessorCount": 132, "totalGlobalMem": 1 << 34,
     }
 
 

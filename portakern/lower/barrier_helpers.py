@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from ..syntax.functions import functions_of, skip_blank
 from ..syntax.language import KernelDef, Module, Token
 from ..syntax.tokens import match_bracket, split_commas
 
@@ -39,61 +40,28 @@ class _BarrierHelper:
     body: tuple[Token, ...]  # the tokens between its braces
 
 
-def _significant(tokens: list[Token], k: int, step: int) -> int:
-    while 0 <= k < len(tokens) and tokens[k].kind in _CODE:
-        k += step
-    return k
-
-
 def _find(module: Module) -> dict[str, _BarrierHelper]:
     toks = module.helpers
     smap = module.source_map
     found: dict[str, _BarrierHelper] = {}
-    depth = 0
-    decl_start = 0
-    n = 0
-    while n < len(toks):
-        t = toks[n]
-        if t.kind in _CODE:
-            if depth == 0 and t.kind == "pp":
-                decl_start = n + 1
-            n += 1
+    for f in functions_of(module):
+        if not any(b.kind == "at" and b.text == "@synchronize" for b in f.body):
             continue
-        if t.kind == "punct" and t.text in (";", "}") and depth == 0:
-            decl_start = n + 1
-        if t.is_punct("(") and depth == 0:
-            close = match_bracket(toks, n, smap)
-            brace = _significant(toks, close + 1, 1)
-            name_at = _significant(toks, n - 1, -1)
-            definition = brace < len(toks) and toks[brace].is_punct("{")
-            end = match_bracket(toks, brace, smap) if definition else close
-            if definition and name_at >= 0 and toks[name_at].kind == "id":
-                body = toks[brace + 1:end]
-                if any(b.kind == "at" and b.text == "@synchronize" for b in body):
-                    name = toks[name_at]
-                    returns = [r for r in toks[decl_start:name_at]
-                               if r.kind not in _CODE and r.text not in _SPECIFIERS]
-                    if [r.text for r in returns] != ["void"]:
-                        raise smap.error_at(
-                            f"helper {name.text}() contains @synchronize(), so it is inlined "
-                            f"into the kernel body that calls it, and must return void "
-                            f"(pass a reference, T& result, for a value)", name)
-                    for b in body:
-                        if b.kind == "id" and b.text == "return":
-                            raise smap.error_at(
-                                f"helper {name.text}() contains @synchronize(), so it is "
-                                f"inlined into the kernel body, where 'return' would end "
-                                f"the kernel: let it run to its end", b)
-                    found[name.text] = _BarrierHelper(
-                        name.text, decl_start, end, _params(toks[n + 1:close]), tuple(body))
-                n = end + 1
-                decl_start = n
-                continue
-        if t.kind == "punct" and t.text in "([{":
-            depth += 1
-        elif t.kind == "punct" and t.text in ")]}":
-            depth -= 1
-        n += 1
+        name = f.name
+        returns = [r for r in f.returns(toks) if r.text not in _SPECIFIERS]
+        if [r.text for r in returns] != ["void"]:
+            raise smap.error_at(
+                f"helper {name.text}() contains @synchronize(), so it is inlined "
+                f"into the kernel body that calls it, and must return void "
+                f"(pass a reference, T& result, for a value)", name)
+        for b in f.body:
+            if b.kind == "id" and b.text == "return":
+                raise smap.error_at(
+                    f"helper {name.text}() contains @synchronize(), so it is "
+                    f"inlined into the kernel body, where 'return' would end "
+                    f"the kernel: let it run to its end", b)
+        found[name.text] = _BarrierHelper(name.text, f.start, f.end, _params(list(f.params)),
+                                          f.body)
     return found
 
 
@@ -150,7 +118,7 @@ def _inline_calls(body: list[Token], helpers: dict[str, _BarrierHelper],
     n = 0
     while n < len(body):
         t = body[n]
-        after = _significant(body, n + 1, 1)
+        after = skip_blank(body, n + 1, 1)
         if not (t.kind == "id" and t.text in helpers and after < len(body)
                 and body[after].is_punct("(")):
             out.append(t)
@@ -158,7 +126,7 @@ def _inline_calls(body: list[Token], helpers: dict[str, _BarrierHelper],
             continue
         h = helpers[t.text]
         close = match_bracket(body, after, smap)
-        semi = _significant(body, close + 1, 1)
+        semi = skip_blank(body, close + 1, 1)
         before = next((o for o in reversed(out) if o.kind not in _CODE), None)
         statement = before is None or (before.kind == "punct" and before.text in ";{})") \
             or (before.kind == "id" and before.text == "else")

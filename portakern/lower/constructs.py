@@ -251,9 +251,10 @@ class ConstructLowering:
                 continue
             if self.declared is None:
                 raise self.smap.error_at(
-                    f"@groupsize in a @localmem size needs a declared workgroup size: write "
-                    f"'@kernel(workgroupsize=...) void {self.k.name}(...)' so the size is a "
-                    f"compile-time constant", t)
+                    f"@groupsize in a @localmem size needs a workgroup size known when it "
+                    f"compiles: declare one, '@kernel(workgroupsize=...) void "
+                    f"{self.k.name}(...)', or give it to the launcher, "
+                    f"'kernel(backend, workgroupsize=...)'", t)
             close = n + 1
             if close < len(decl) and decl[close].is_punct("("):
                 while close < len(decl) and not decl[close].is_punct(")"):

@@ -27,8 +27,9 @@ counting brackets.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..errors import KernelSyntaxError
 from .language import SourceMap, Token
@@ -269,6 +270,10 @@ class BodyFacts:
         one work-item's part and is fine.
     constructs : frozenset of str
         Every ``@`` construct the body's statements use.
+    root : Block
+        The statement tree the facts were read off (later stages read it again through
+        :meth:`derived`, e.g. the typed tree of
+        :func:`portakern.analysis.expression_types.typed_body`).
     reads_group_shape : bool
         The body can tell the shape of its workgroups
         (:func:`portakern.syntax.group_shape.reads_group_shape`); ``CPU()``'s two paths
@@ -280,7 +285,16 @@ class BodyFacts:
     loops_with_barriers: tuple[Loop, ...]
     jumps_leaving_items: tuple[Jump, ...]
     constructs: frozenset[str]
+    root: Block | None = field(default=None, compare=False, repr=False)
+    _derived: dict = field(default_factory=dict, compare=False, repr=False)
     reads_group_shape: bool = True
+
+    def derived(self, key: object, make: Callable[[], Any]) -> Any:
+        """What a later stage reads off :attr:`root`, made on first use and kept with these
+        facts (one type map per parsed body, however many analyses read it)."""
+        if key not in self._derived:
+            self._derived[key] = make()
+        return self._derived[key]
 
     @property
     def lockstep_blocker(self) -> str | None:
@@ -333,7 +347,7 @@ def body_facts(root: Block) -> BodyFacts:
     from .group_shape import reads_group_shape
 
     return BodyFacts(barriers, lockstep, tuple(loops), tuple(jumps), frozenset(constructs),
-                     reads_group_shape(root.tokens))
+                     root, reads_group_shape=reads_group_shape(root.tokens))
 
 
 class _Parser:

@@ -1,0 +1,115 @@
+"""What a module declares outside its kernels, read for the typed tree.
+
+The helper code's functions (name and return type), its ``struct``\\ s and ``typedef``\\ s
+(with the statements of their fields) and its ``#define NAME value`` constants: the
+names :mod:`portakern.analysis.expression_types` puts in a kernel's symbol table.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from ..errors import KernelSyntaxError
+from ..source.source_map import SourceMap
+from .expressions import Expr, parse_value_or_type
+from .tokens import Token, tokenize
+
+__all__ = ["function_signatures", "parse_define", "split_statements", "top_level_types"]
+
+
+_DEFINE = re.compile(r"#\s*define\s+([A-Za-z_]\w*)[ \t]+(.+)", re.DOTALL)
+
+
+def parse_define(pp: Token, type_names: Iterable[str] = ()) -> tuple[str, Expr] | None:
+    """``#define NAME value`` (no parameters): the name and its value's tree, or None.
+
+    A value that names a type (``#define real float``) is a :class:`TypeName`.
+    """
+    m = _DEFINE.match(pp.text.replace("\\\n", " "))
+    if m is None:
+        return None
+    text = re.sub(r"//[^\n]*|/\*.*?\*/", " ", m.group(2), flags=re.DOTALL).strip()
+    if not text:
+        return None
+    try:
+        toks = tokenize(text, SourceMap("", text, [pp.line] * (text.count("\n") + 1)))
+    except KernelSyntaxError:
+        return None
+    tree = parse_value_or_type(toks, type_names)
+    if tree is None:
+        return None
+    return m.group(1), tree
+
+
+def function_signatures(helpers: list[Token]) -> list[tuple[str, str]]:
+    """``(name, return type)`` of each function the module defines (or declares)."""
+    sig = [t for t in helpers if t.kind not in ("ws", "comment", "pp")]
+    out = []
+    depth = 0
+    for n, t in enumerate(sig):
+        if t.kind == "punct" and t.text in "([{":
+            if t.text == "(" and depth == 0 and n > 0 and sig[n - 1].kind == "id":
+                words: list[str] = []
+                k = n - 2
+                while k >= 0 and (sig[k].kind == "id" or sig[k].text in ("*", "&")):
+                    words.insert(0, sig[k].text)
+                    k -= 1
+                if words and not (k >= 0 and sig[k].text in ("=", ",", "(")):
+                    out.append((sig[n - 1].text, " ".join(words)))
+            depth += 1
+        elif t.kind == "punct" and t.text in ")]}":
+            depth -= 1
+    return out
+
+
+def top_level_types(helpers: list[Token]) -> list[tuple[str, str, list[list[Token]]]]:
+    """``("struct", name, field statements)`` and ``("typedef", name, [tokens])`` at depth 0."""
+    sig = [t for t in helpers if t.kind not in ("ws", "comment", "pp")]
+    out: list[tuple[str, str, list[list[Token]]]] = []
+    n = 0
+    while n < len(sig):
+        t = sig[n]
+        if t.kind == "id" and t.text in ("typedef", "struct"):
+            end, depth, brace = n, 0, None
+            while end < len(sig):
+                s = sig[end]
+                if s.is_punct("{"):
+                    depth += 1
+                    brace = end if brace is None else brace
+                elif s.is_punct("}"):
+                    depth -= 1
+                elif depth == 0 and s.is_punct(";"):
+                    break
+                end += 1
+            stmt = sig[n:end]
+            if brace is not None:
+                close = max(i for i, s in enumerate(stmt) if s.is_punct("}"))
+                inner = stmt[brace - n + 1:close]
+                fields = split_statements(inner)
+                names = [s.text for s in stmt[close + 1:] if s.kind == "id"]
+                head = [s.text for s in stmt[:brace - n] if s.kind == "id"
+                        and s.text not in ("typedef", "struct")]
+                for name in names[-1:] + head[:1]:
+                    out.append(("struct", name, fields))
+            elif t.text == "typedef" and len(stmt) > 2:
+                out.append(("typedef", stmt[-1].text, [stmt[1:]]))
+            n = end + 1
+            continue
+        n += 1
+    return out
+
+
+def split_statements(tokens: list[Token]) -> list[list[Token]]:
+    out: list[list[Token]] = [[]]
+    depth = 0
+    for t in tokens:
+        if t.kind == "punct" and t.text in "([{":
+            depth += 1
+        elif t.kind == "punct" and t.text in ")]}":
+            depth -= 1
+        if depth == 0 and t.is_punct(";"):
+            out.append([])
+        else:
+            out[-1].append(t)
+    return [s for s in out if s]
