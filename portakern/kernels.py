@@ -155,11 +155,9 @@ class Kernel:
     def relabel(self, **labels: str) -> Kernel:
         """A kernel whose argument errors call parameters by the caller's names.
 
-        A library that wraps a kernel in its own function passes the names its users
-        know: ``blur = kernel.relabel(src="image", dst="out")`` makes an error read
-        ``argument 'image' (const T*) has dtype float64, ...`` rather than name the
-        kernel's parameter ``src`` and its position. Everything else is this kernel's
-        (source, constants, compiled variants are shared through the caches).
+        ``blur = kernel.relabel(src="image", dst="out")``: an error then reads
+        ``argument 'image' (const T*) has dtype float64, ...``. Everything else (source,
+        constants, compiled variants through the caches) is this kernel's.
 
         Raises
         ------
@@ -203,7 +201,8 @@ class Kernel:
             for target in portability.SCANNED_TARGETS:
                 module, kdef = self.parsed(target)
                 issues += portability.scan(module, kdef, target)
-            check_atomic_pointers(self.facts(CANONICAL_TARGET), *self.parsed(CANONICAL_TARGET))
+            check_atomic_pointers(lambda: self.facts(CANONICAL_TARGET),
+                                  *self.parsed(CANONICAL_TARGET))
         except KernelSyntaxError as exc:
             # A source that parses wrong is refused here, at pk.kernel(), with its line;
             # one that waits for a constant (pk.kernel(src) then .specialize(TILE=16))
@@ -266,16 +265,19 @@ class Kernel:
         return hit
 
     def facts(self, target: str) -> BodyFacts:
-        """What the body rendered for ``target`` holds (:func:`portakern.syntax.tree.body_facts`).
-
-        Found once from the statement tree; the choice of a CPU path reads it.
-        """
+        """What the body rendered for ``target`` holds (:func:`portakern.syntax.tree.body_facts`),
+        found once from the statement tree; the choice of a CPU path reads it."""
         hit = self._facts.get(target)
         if hit is None:
             from .syntax.tree import body_facts, parse_body
 
-            module, kdef = self.parsed(target)
-            hit = self._facts[target] = body_facts(parse_body(kdef.body, module.source_map))
+            parsed = module, kdef = self.parsed(target)
+            # Targets that share a parse share its facts (and the typed tree cached there).
+            hit = next((self._facts[t] for t, p in self._parsed.items()
+                        if p is parsed and t in self._facts), None)
+            if hit is None:
+                hit = body_facts(parse_body(kdef.body, module.source_map))
+            self._facts[target] = hit
         return hit
 
     @property
@@ -291,9 +293,8 @@ class Kernel:
     @property
     def recipe(self) -> tuple:
         """``(source, requested name, file name, sorted constants)``: what rebuilds it."""
-        template = self._template
-        return (template.source, self._name, template.filename,
-                tuple(sorted(self.constants.items())))
+        t = self._template
+        return (t.source, self._name, t.filename, tuple(sorted(self.constants.items())))
 
     @property
     def name(self) -> str:
@@ -511,12 +512,9 @@ class Kernel:
         ``kernel(backend, workgroupsize=None, ndrange=None)`` returns a launcher with
         those sizes static (KernelAbstractions' form).
         """
-        # Warm path first: arguments of the same types as before go to the same launcher
-        # when their types alone decided the backend (NumPy -> CPU), so a direct call
-        # costs one tuple and one dict lookup more than a launcher call (DESIGN §4). A
-        # backend as first argument never has its types remembered.
-        # Warmer still: the very arrays of the last such call (the launcher's recall
-        # checks them) need no type lookup: the same objects resolve the same way.
+        # Warm path first (DESIGN §4): arguments of the types of a call whose types alone
+        # decided the backend (NumPy -> CPU) go to the same launcher; the very arrays of
+        # the last such call need no type lookup. A backend argument is never remembered.
         warm = self._warm
         if warm is not None and self._by_types_generation == resolve.generation:
             done = warm.warm(args, ndrange, workgroupsize)

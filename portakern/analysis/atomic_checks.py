@@ -16,7 +16,7 @@ Two checks, each at the user's line, before any target compiler sees the kernel:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from ..errors import KernelTypeError
@@ -45,8 +45,11 @@ def _text(node: Expr) -> str:
     return "".join(t.text for t in tokens)
 
 
-def check_atomic_pointers(facts: Any, module: Module, kdef: KernelDef) -> None:
+def check_atomic_pointers(facts: Callable[[], Any], module: Module, kdef: KernelDef) -> None:
     """Refuse an ``@atomic_*`` whose first argument is a value, not an address.
+
+    ``facts`` gives the body's :class:`~portakern.syntax.tree.BodyFacts`; it is asked only
+    when the body has an atomic (creating a kernel parses no statement tree otherwise).
 
     Raises
     ------
@@ -55,7 +58,7 @@ def check_atomic_pointers(facts: Any, module: Module, kdef: KernelDef) -> None:
     """
     if not _has_atomics(kdef):
         return
-    for node, arg, ctype in atomic_uses(typed_body(facts, module, kdef)):
+    for node, arg, ctype in atomic_uses(typed_body(facts(), module, kdef)):
         if ctype.kind in ("int", "float", "bool", "vector", "struct", "typevar"):
             text = _text(arg)
             raise module.source_map.error_at(
