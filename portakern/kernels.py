@@ -408,10 +408,8 @@ class Kernel:
 
             check_atomic_types(self.facts(target), module, kdef, target, full)
             lockstep = lockstep_for(target, self.facts(target))
-            lowered = lower_kernel(kdef, module, ndim, lockstep=lockstep, debug=self.debug)
-            if unmasked:
-                lowered = lower_kernel(replace(kdef, unsafe_indices=True), module, ndim,
-                                       lockstep=lockstep, debug=self.debug)
+            lowered = lower_kernel(kdef, module, ndim, lockstep=lockstep, debug=self.debug,
+                                   unmasked=unmasked)
             hit = render_lowered(lowered, module.helpers, target, full,
                                  self._template.filename, user_source=self._template.source,
                                  **extra)

@@ -188,10 +188,11 @@ def test_a_kernel_blind_to_its_groups_keeps_each_paths_own_shape(
 ])
 def test_reads_group_shape(body: str, reads: bool) -> None:
     source = f"@kernel void k(float* y) {{ {body} }}"
-    kdef = pk.kernel(source).parsed("c")[1]
-    assert reads_group_shape(kdef) is reads
-    unsafe = pk.kernel(source.replace("@kernel", "@kernel(unsafe_indices)")).parsed("c")[1]
-    assert reads_group_shape(unsafe) is True
+    k = pk.kernel(source)
+    assert k.facts("c").reads_group_shape is reads  # the published fact of the body
+    assert reads_group_shape(k.parsed("c")[1], k.facts("c")) is reads
+    unsafe = pk.kernel(source.replace("@kernel", "@kernel(unsafe_indices)"))
+    assert reads_group_shape(unsafe.parsed("c")[1], unsafe.facts("c")) is True
 
 
 def test_default_workgroupsize_without_facts_is_the_shared_shape() -> None:

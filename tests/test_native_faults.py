@@ -296,22 +296,34 @@ def test_arrays_larger_than_the_stack_are_refused(path, which):
         assert f"'{name}' ({size}" in out and "stack" in out
 
 
-def test_stack_arrays_reads_sizes_from_the_rendering():
-    from portakern.backends.host import stack_arrays
-
+def test_stack_arrays_travel_beside_the_rendering():
+    # Found from the lowering (defines, typedefs, bindings, per-item copies), not the text:
+    # acc and x live on after the barrier, one copy per work-item.
     src = """
     #define N 1024
     #define M (N / 2)
-    typedef double T;
-    __local float t[N * 4];
-    T acc[M][3u];
-    float pk_priv_x[pk_items][16];
-    float unknown[n];
-    y[i] = t[i];
+    typedef double D;
+    @kernel void k(T* y, long n) {
+        @localmem float t[N * 4];
+        D acc[M][3u];
+        float x[16];
+        float unknown[n];
+        const long i = @index(Local, Linear);
+        x[0] = 1; t[i] = x[0];
+        @synchronize();
+        acc[0][0] = t[i] + x[0]; unknown[0] = 0;
+        y[i] = (T)acc[0][0];
+    }
     """
-    got = {(a.name, a.nbytes, a.per_item, a.local) for a in stack_arrays(src)}
-    assert got == {("t", 16384, False, True), ("acc", 512 * 3 * 8, False, False),
-                   ("x", 64, True, False)}
+    k = pk.kernel(src)
+    rendered = k.variant("c", (("T", "float"),), 1)
+    got = {(a[0], a[1], a[2]) for a in rendered.fact("arrays")}
+    assert got == {("t", 16384, False), ("acc", 512 * 3 * 8, True), ("x", 64, True)}
+    cl = k.variant("opencl", (("T", "float"),), 1)
+    assert ("t", 16384, False, True) in cl.fact("arrays")  # __local on OpenCL
+    warp = __import__("portakern.examples", fromlist=["get"]).get("warp_reduce").load().variant("opencl", (("T", "float"),), 1)
+    assert ("pk_sg0", 4 * 4096, False, True) in warp.fact("arrays")  # the hidden buffer
+    assert "#define PK_SG_SLOTS 4096u" in warp.source  # the size the template declares
 
 
 @native

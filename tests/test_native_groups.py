@@ -17,7 +17,7 @@ import portakern as pk
 from portakern import examples
 from portakern.backends.base import cpu_groups
 from portakern.backends.native import MAX_WORKGROUP, NativeCPU
-from portakern.backends.native_groups import CPU_GROUP_LIMIT, array_bound, lockstep_groups
+from portakern.backends.native_groups import CPU_GROUP_LIMIT, lockstep_groups
 from portakern.errors import NDRangeError
 
 pytestmark = pytest.mark.skipif(
@@ -75,15 +75,18 @@ VECTOR = """
 """
 
 
-def _c(source: str) -> str:
-    return pk.kernel(source).render("c")
+def _bound(kernel: pk.Kernel) -> int | None:
+    """The ``group_bound`` fact beside the c rendering (never a line of its text)."""
+    rendered = kernel.variant("c", (), 1)
+    assert "group bound" not in rendered.source
+    return rendered.fact("group_bound")
 
 
-def test_array_bound_reads_the_largest_array_or_refuses():
-    assert array_bound(examples.get("histogram").load().render("c")) == 256
-    assert array_bound(_c(VECTOR)) == 64  # a vector type counts by elements
-    assert array_bound(_c(PER_ITEM)) is None  # v lives on as a per-item array
-    assert array_bound(_c(MACRO)) is None  # a size that is no literal: unknown
+def test_group_bound_travels_beside_the_rendering():
+    assert _bound(examples.get("histogram").load()) == 256
+    assert _bound(pk.kernel(VECTOR)) == 64  # a vector type counts by elements
+    assert _bound(pk.kernel(PER_ITEM)) is None  # v lives on as a per-item array
+    assert _bound(pk.kernel(MACRO)) is None  # a size that is no literal: unknown
 
 
 def _groups(nd: tuple[int, ...], shape: tuple[int, ...]) -> int:

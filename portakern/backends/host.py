@@ -9,7 +9,6 @@ array at the same address never meets a stale entry.
 
 from __future__ import annotations
 
-import ast
 import ctypes
 import functools
 import os
@@ -88,33 +87,9 @@ def _forget(compiled_ref: Any, _dead: Any) -> None:
 # A kernel's @localmem (native path: once per group, on the thread's stack) and @private
 # arrays (per work-item; in a barrier kernel, one per item of the group) live on the
 # stack of the thread that runs the group. Larger than that stack, they overflow it
-# (SIGSEGV). Their sizes are compile-time constants: read from the rendered source
-# (declarations, #defines, typedefs), so a launch can be refused before it runs.
-
-_C_SIZES = {
-    "char": 1, "signed char": 1, "unsigned char": 1, "uchar": 1, "bool": 1,
-    "short": 2, "unsigned short": 2, "ushort": 2, "half": 2, "_Float16": 2,
-    "int": 4, "unsigned int": 4, "unsigned": 4, "uint": 4, "float": 4,
-    "long long": 8, "unsigned long long": 8, "long": 8, "ulong": 8, "double": 8,
-    "int8_t": 1, "uint8_t": 1, "int16_t": 2, "uint16_t": 2, "int32_t": 4, "uint32_t": 4,
-    "int64_t": 8, "uint64_t": 8, "size_t": 8,
-}
-_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
-_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([^\n]+)$", re.MULTILINE)
-_TYPEDEF = re.compile(r"\btypedef\s+((?:unsigned\s+|signed\s+)?(?:long\s+long|\w+))\s+(\w+)\s*;")
-_DECL = re.compile(
-    r"(?:^|[;{}(\s])(?:(?:const|static|volatile|__local|local|__private|private)\s+)*"
-    r"((?:unsigned\s+|signed\s+)?(?:long\s+long|[A-Za-z_]\w*))\s+([A-Za-z_]\w*)\s*"
-    r"((?:\[[^\[\]]+\]\s*)+)(?=[;=])")
-_INT_SUFFIX = re.compile(r"\b((?:0[xX][0-9a-fA-F]+)|\d+)[uUlL]+\b")
-_OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.LShift, ast.RShift)
-_APPLY = {
-    ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
-    # C's / and % truncate toward zero
-    ast.FloorDiv: lambda a, b: abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1),
-    ast.Mod: lambda a, b: a - abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1) * b,
-    ast.LShift: lambda a, b: a << b, ast.RShift: lambda a, b: a >> b,
-}
+# (SIGSEGV). Their sizes are compile-time constants that the lowering finds before the
+# kernel is rendered (portakern.lower.stack_facts), carried beside the source as the
+# rendering's ``arrays`` fact, so a launch can be refused before it runs.
 
 
 class StackArray:
@@ -129,80 +104,10 @@ class StackArray:
         return f"StackArray({self.name!r}, {self.nbytes}, per_item={self.per_item})"
 
 
-def _evaluate(text: str) -> int | None:
-    """A C integer constant expression of literals and + - * / % << >>, or None."""
-    text = _INT_SUFFIX.sub(r"\1", text).replace("/", "//")
-    try:
-        tree = ast.parse(text.strip(), mode="eval")
-    except SyntaxError:
-        return None
-
-    def ev(node: ast.AST) -> int:
-        if isinstance(node, ast.Constant) and type(node.value) is int:
-            return node.value
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-            v = ev(node.operand)
-            return -v if isinstance(node.op, ast.USub) else v
-        if isinstance(node, ast.BinOp) and isinstance(node.op, _OPS):
-            a, b = ev(node.left), ev(node.right)
-            if isinstance(node.op, (ast.FloorDiv, ast.Mod)) and b == 0:
-                raise ValueError
-            if isinstance(node.op, (ast.LShift, ast.RShift)) and not 0 <= b < 128:
-                raise ValueError
-            if abs(a) > 1 << 80 or abs(b) > 1 << 80:
-                raise ValueError  # not a size anyone declares
-            return _APPLY[type(node.op)](a, b)
-        raise ValueError
-
-    try:
-        return ev(tree.body)
-    except (ValueError, RecursionError):
-        return None
-
-
-def stack_arrays(source: str) -> list[StackArray]:
-    """The fixed-size arrays a rendered kernel declares (those whose size is known).
-
-    A barrier kernel lowered for the native path keeps a per-item copy of each
-    private variable as ``pk_priv_<name>[pk_items]...``: those are per work-item.
-    """
-    text = _COMMENTS.sub(" ", source)
-    defines: dict[str, str] = {}
-    for name, value in _DEFINE.findall(text):
-        defines[name] = value.strip()
-    sizes = dict(_C_SIZES)
-    for base, name in _TYPEDEF.findall(text):
-        base = " ".join(base.split())
-        if base in sizes:
-            sizes[name] = sizes[base]
-    out: list[StackArray] = []
-    for m in _DECL.finditer(text):
-        ctype, name, dims_text = " ".join(m.group(1).split()), m.group(2), m.group(3)
-        size = sizes.get(ctype)
-        if size is None:
-            continue
-        dims = re.findall(r"\[([^\[\]]+)\]", dims_text)
-        per_item = bool(dims) and dims[0].strip() == "pk_items"
-        if per_item:
-            dims = dims[1:]
-        total = size
-        for d in dims:
-            for _ in range(8):  # macros that name macros
-                expanded = re.sub(r"[A-Za-z_]\w*", lambda w: defines.get(w.group(0), w.group(0)), d)
-                if expanded == d:
-                    break
-                d = expanded
-            v = _evaluate(d)
-            if v is None or v < 0:
-                total = -1
-                break
-            total *= v
-        if total < 0:
-            continue
-        local = "__local" in m.group(0) or " local " in m.group(0)
-        shown = name[len("pk_priv_"):] if name.startswith("pk_priv_") else name
-        out.append(StackArray(shown, total, per_item, local))
-    return out
+def stack_arrays(facts: Any) -> list[StackArray]:
+    """The rendering's ``arrays`` fact (``(name, bytes, per_item, local)`` each) as
+    :class:`StackArray` objects (:func:`portakern.lower.stack_facts.declared_arrays`)."""
+    return [StackArray(str(n), int(b), bool(p), bool(loc)) for n, b, p, loc in facts]
 
 
 _STACK_UNITS = {"": 1024, "B": 1, "K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}

@@ -39,7 +39,7 @@ from .base import Availability, Backend, Limits
 from .host import NumPyArrays, stack_arrays
 from .native_args import argument_block, geometry_for, refreshed, stopped
 from .native_build import BUILD_LOCK, Compiled, Toolchain, build, find_toolchain
-from .native_groups import UNKNOWN, GroupFacts, array_bound, cpu_workgroup
+from .native_groups import UNKNOWN, GroupFacts, cpu_workgroup
 from .native_runtime import (  # noqa: F401  (re-exported: tests and opencl.py)
     RT_LOCK,
     RUNTIME,
@@ -132,8 +132,9 @@ class NativeCPU(NumPyArrays, Backend):
             except CompilationError as exc:
                 self._failed[rendered.source] = exc
                 raise
-            hit.arrays = stack_arrays(rendered.source)
-            hit.bound = array_bound(rendered.source)
+            # Facts of the lowering, beside the source (RenderedKernel.meta).
+            hit.arrays = stack_arrays(rendered.fact("arrays", ()))
+            hit.bound = rendered.fact("group_bound")
             ctl = load_runtime(self.toolchain)[1]
             if ctl is not None:
                 hit.lib.pk_attach.restype = None

@@ -263,7 +263,7 @@ class Compiled:
         #: The fixed-size arrays the kernel puts on a thread's stack (checked per geometry).
         self.arrays: list = []
         #: The most elements of an array the kernel declares, None if unknown or it
-        #: keeps per-item state (:func:`.native_groups.array_bound`): how large a
+        #: keeps per-item state (the rendering's ``group_bound`` fact): how large a
         #: default group a barrier kernel may get.
         self.bound: int | None = None
 

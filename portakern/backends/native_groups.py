@@ -19,32 +19,27 @@ per-item state (no ``pk_priv_*[pk_items]`` array in its lockstep lowering: the s
 and the cache a group needs do not grow with it) whose ``@localmem`` arrays each hold
 fewer elements than the base group has items, so none can have a slot per work-item.
 The lowering publishes that fact (:attr:`portakern.lower.lowering.LoweredKernel.group_bound`),
-the ``c`` module writes it on a line of the rendered source (which the disk cache
-keeps), and :func:`array_bound` reads it back; :func:`group_facts` hands it to both
-paths. (Before issue 22 the native path alone grew such groups, up to 16384 items, so
-``@groupsize`` differed between the paths.)
+and it travels beside the ``c`` rendering as its ``group_bound`` metadata
+(:attr:`portakern.render.emit.RenderedKernel.meta`, which the disk cache keeps);
+:func:`group_facts` hands it to both paths. (Before issue 22 the native path alone
+grew such groups, up to 16384 items, so ``@groupsize`` differed between the paths.)
 """
 
 from __future__ import annotations
 
 import math
 import os
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from .base import cpu_groups
 
-__all__ = ["CPU_GROUP_LIMIT", "GroupFacts", "SHAPE_BLIND", "UNKNOWN", "array_bound",
-           "cpu_workgroup", "group_facts", "lockstep_groups", "reads_group_shape"]
+__all__ = ["CPU_GROUP_LIMIT", "GroupFacts", "UNKNOWN", "cpu_workgroup", "group_facts",
+           "lockstep_groups", "reads_group_shape"]
 
 #: The most work-items of a group either CPU path chooses by itself: PoCL's limit,
 #: which the native path adopts (docs/cpu.md), so one shape runs on both.
 CPU_GROUP_LIMIT = 4096
-
-#: The constructs that cannot tell a work-item anything about its group.
-SHAPE_BLIND = frozenset({"@ndrange", "@uniform", "@print", "@vload", "@vstore", "@private"})
-
 
 @dataclass(frozen=True)
 class GroupFacts:
@@ -64,26 +59,11 @@ class GroupFacts:
 UNKNOWN = GroupFacts(True, None)
 
 
-def reads_group_shape(kdef: Any) -> bool:
-    """Whether a parsed kernel can tell the shape of its workgroups.
-
-    True for ``unsafe_indices`` (the items past the ndrange in the last group run), and
-    for any ``@`` construct but ``@index(Global, ...)`` and :data:`SHAPE_BLIND` (atomics
-    included: a group's items share nothing through them that the shape decides). The
-    ``@`` constructs appear only in kernel bodies (helpers with barriers are inlined
-    before this reads them), so the body's tokens are all there is to read.
-    """
-    if kdef.unsafe_indices:
-        return True
-    toks = [t for t in kdef.body if t.kind not in ("ws", "comment")]
-    for n, t in enumerate(toks):
-        if t.kind != "at" or t.text in SHAPE_BLIND or t.text.startswith("@atomic_"):
-            continue
-        if t.text == "@index" and n + 2 < len(toks) and toks[n + 1].text == "(" \
-                and toks[n + 2].text == "Global":
-            continue
-        return True
-    return False
+def reads_group_shape(kdef: Any, facts: Any) -> bool:
+    """Whether a parsed kernel can tell the shape of its workgroups: ``unsafe_indices``
+    (the items past the ndrange in the last group run) or its body's published fact
+    (:attr:`portakern.syntax.tree.BodyFacts.reads_group_shape`)."""
+    return bool(kdef.unsafe_indices or facts.reads_group_shape)
 
 
 def group_facts(kernel: Any, bindings: tuple, ndim: int) -> GroupFacts:
@@ -99,7 +79,8 @@ def group_facts(kernel: Any, bindings: tuple, ndim: int) -> GroupFacts:
     reads = False
     for target in ("c", "opencl"):
         try:
-            reads = reads or reads_group_shape(kernel.parsed(target)[1])
+            reads = reads or reads_group_shape(kernel.parsed(target)[1],
+                                               kernel.facts(target))
         except PortakernError:
             return UNKNOWN
     if not reads:
@@ -107,7 +88,7 @@ def group_facts(kernel: Any, bindings: tuple, ndim: int) -> GroupFacts:
     try:
         if not kernel.facts("c").lockstep:
             return GroupFacts(True, None)
-        bound = array_bound(kernel.variant("c", bindings, ndim).source)
+        bound = kernel.variant("c", bindings, ndim).fact("group_bound")
     except PortakernError:
         bound = None
     return GroupFacts(True, bound)
@@ -134,21 +115,6 @@ def cpu_workgroup(ndrange: tuple[int, ...], facts: GroupFacts, limit: int,
     base = cpu_groups(ndrange, limit, items, cores, 256)
     return lockstep_groups(ndrange, base, facts.bound, cores, limit)
 
-_BOUND = re.compile(r"^// portakern group bound: (\d+|none)$", re.MULTILINE)
-
-
-def array_bound(source: str) -> int | None:
-    """The lowering's answer for a rendered (``c``) barrier kernel, or None.
-
-    The ``c`` module writes :attr:`portakern.lower.lowering.LoweredKernel.group_bound` on a line
-    of its own: the most elements of a ``@localmem`` array (0 without one), or
-    ``none`` where a size is not a product of integer literals or the kernel keeps
-    per-item state. None too for a rendering without that line.
-    """
-    m = _BOUND.search(source)
-    return None if m is None or m.group(1) == "none" else int(m.group(1))
-
-
 def lockstep_groups(ndrange: tuple[int, ...], base: tuple[int, ...], bound: int | None,
                     cores: int, most: int) -> tuple[int, ...]:
     """``base`` (the OpenCL path's default), grown where the kernel allows it.
@@ -158,7 +124,7 @@ def lockstep_groups(ndrange: tuple[int, ...], base: tuple[int, ...], bound: int 
     items (the path's limit, at most 4096, so both CPU paths can run it), stays within
     the axis, and the launch keeps four groups per core; where ``base`` tiles an axis,
     only sizes that tile it too (no partial last group). ``bound`` is
-    :func:`array_bound`'s answer: a kernel with an array of ``math.prod(base)``
+    the rendering's ``group_bound`` fact: a kernel with an array of ``math.prod(base)``
     elements or more keeps ``base``.
     """
     if not ndrange or bound is None or bound >= math.prod(base):

@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import log
 from ..subprocesses import fork_safe_lock
+from .host import stack_arrays
 
 __all__ = ["Compiled", "build_program", "check_stack_use"]
 
@@ -17,13 +18,16 @@ class Compiled:
     """A built program's kernel, with its scalar dtypes fixed once."""
 
     __slots__ = ("kernel", "program", "max_wg", "source", "lock", "last", "name", "checked",
-                 "__weakref__")
+                 "arrays", "__weakref__")
 
-    def __init__(self, program: Any, kernel: Any, max_wg: int, source: str) -> None:
+    def __init__(self, program: Any, kernel: Any, max_wg: int, source: str,
+                 arrays: tuple = ()) -> None:
         self.program = program
         self.kernel = kernel
         self.max_wg = max_wg
         self.source = source
+        #: The rendering's ``arrays`` fact (:attr:`~portakern.render.emit.RenderedKernel.meta`).
+        self.arrays = arrays
         # One cl.Kernel holds one set of arguments: setting them and enqueueing
         # must not interleave with another thread's launch of the same kernel.
         self.lock = fork_safe_lock()
@@ -70,7 +74,8 @@ def _finish(cl: Any, program: Any, device: Any, rendered: Any) -> Compiled:
     # scalar costs ~7 us in set_args, more than the rest of a launch.
     kernel.set_scalar_arg_dtypes(_scalar_dtypes(rendered))
     max_wg = kernel.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE, device)
-    return Compiled(program, kernel, int(max_wg), rendered.source)
+    return Compiled(program, kernel, int(max_wg), rendered.source,
+                    stack_arrays(rendered.fact("arrays", ())))
 
 
 def _scalar_dtypes(rendered: Any) -> list:
@@ -123,9 +128,9 @@ def check_stack_use(compiled: Compiled, local_size: tuple[int, ...], device: Any
     ``LOCAL_MEM_SIZE`` (512 KiB for PoCL 3.0's CPU device); its worker threads have the
     process's default thread stack (``ulimit -s``).
     """
-    from .host import check_stack, stack_arrays
+    from .host import check_stack
 
-    arrays = stack_arrays(compiled.source)
+    arrays = compiled.arrays
     check_stack(compiled.name, arrays, 1, "CPU, OpenCL path", omp=False, count_local=False)
     if device is not None:
         _check_local_memory(compiled, arrays, device)

@@ -36,7 +36,7 @@ from ..syntax.language import (
     Token,
     significant,
 )
-from ..syntax.parts import Call, Gen, code, walk_parts
+from ..syntax.parts import Call, Gen, code, is_barrier, walk_parts
 from .constructs import GROUPREDUCE_OPS
 from .helper_functions import lower_helpers
 from .lowerer import ATOMIC_OPS, Lowerer, NotLockstep
@@ -116,6 +116,22 @@ class LoweredKernel:
         return self.checked if self.debug else self.body
 
 
+def _masked_checks(lw: Lowerer, kernel: KernelDef, items: list, lockstep: bool,
+                   debug: bool) -> None:
+    """Raise what masking ``items`` (lowered by ``lw`` without the mask) for ``kernel``
+    would: the masking pass of a lowerer with ``lw``'s findings, its result dropped."""
+    if lockstep:
+        from .lockstep import LockstepLowerer
+
+        check: Lowerer = LockstepLowerer(kernel, lw.module, lw.ndim, debug=debug)
+    else:
+        check = Lowerer(kernel, lw.module, lw.ndim)
+    check.localmem, check.local_dims = list(lw.localmem), dict(lw.local_dims)
+    for name, value in vars(lw).items():
+        vars(check).setdefault(name, value)  # what lower_tokens found (lockstep's too)
+    check.mask(items)
+
+
 def infer_ndim(kernel: KernelDef) -> int:
     """The ndrange rank a kernel's NTuple unpacking implies (1 if it has none)."""
     best = 0
@@ -159,7 +175,8 @@ def _lookback_names(sig: list[Token]) -> list[str]:
 
 
 def lower_kernel(kernel: KernelDef, module: Module, ndim: int, *,
-                 lockstep: bool = False, debug: bool = False) -> LoweredKernel:
+                 lockstep: bool = False, debug: bool = False,
+                 unmasked: bool = False) -> LoweredKernel:
     """Lower one kernel for an ndrange of ``ndim`` axes.
 
     ``lockstep`` lowers a kernel with ``@synchronize`` or ``@localmem`` for a target
@@ -178,7 +195,17 @@ def lower_kernel(kernel: KernelDef, module: Module, ndim: int, *,
     ``debug`` adds the hidden parameter :data:`DEBUG_RECORD` and bounds-checks every
     subscript of an array parameter (:func:`check_subscripts`); the analyses above
     run on the same parts as without it.
+
+    ``unmasked`` lowers the kernel without its bounds mask (as ``unsafe_indices`` does),
+    for a launch whose groups cover the ndrange exactly, in one lowering: the errors
+    only the masked lowering finds (a ``return`` before ``@synchronize``, a declaration
+    it would hoist) are still raised, by the masking pass alone run over the same
+    lowered parts, so an exact launch never accepts what a partial one refuses.
     """
+    if unmasked and not kernel.unsafe_indices:
+        masked_kernel, kernel = kernel, replace(kernel, unsafe_indices=True)
+    else:
+        masked_kernel = None
     if isinstance(ndim, bool) or not isinstance(ndim, int) or not 0 <= ndim <= 3:
         raise NDRangeError(f"kernel {kernel.name!r}: the ndrange rank must be 0, 1, 2 or 3, "
                            f"got {ndim!r}")
@@ -192,6 +219,8 @@ def lower_kernel(kernel: KernelDef, module: Module, ndim: int, *,
         lw = Lowerer(kernel, module, ndim)
     items = lw.lower_tokens(kernel.body)
     try:
+        if masked_kernel is not None and any(is_barrier(it) for it in items):
+            _masked_checks(lw, masked_kernel, items, lockstep, debug)
         body, masked = lw.mask(items)
     except RecursionError:
         raise module.source_map.error_at(

@@ -120,12 +120,30 @@ class RenderedKernel:
     #: (name, text): how a launcher that takes a header and a body separately
     #: (MLX's ``metal_kernel``) gets them.
     sections: tuple[tuple[str, str], ...] = ()
+    #: What later stages need to know about the code, found before it was rendered
+    #: (DESIGN section 7: metadata beside the source, never read back from it), as
+    #: (name, plain data) pairs: ``arrays``, the fixed-size arrays the kernel declares
+    #: (:func:`portakern.lower.stack_facts.declared_arrays`), and ``group_bound``,
+    #: :attr:`portakern.lower.lowering.LoweredKernel.group_bound` of a lockstep
+    #: lowering (None otherwise). Kept in the disk cache with the source.
+    meta: tuple[tuple[str, object], ...] = ()
     #: What this was rendered from, so that :meth:`variant` can render it again.
     lowered: Any = field(default=None, compare=False, repr=False)
     helpers: Any = field(default=None, compare=False, repr=False)
     #: For an entry read from the disk cache (no lowered tree): renders the same
     #: variant from the kernel, for :meth:`variant` (set by ``Kernel.variant``).
     rerender: Any = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        # Read back from the disk cache's JSON, nested tuples come back as lists.
+        object.__setattr__(self, "meta", tuple((str(k), _frozen(v)) for k, v in self.meta))
+
+    def fact(self, name: str, default: object = None) -> object:
+        """The value of :attr:`meta` ``name`` (``default`` when it has none)."""
+        for key, value in self.meta:
+            if key == name:
+                return value
+        return default
 
     def sources(self) -> dict[str, str]:
         """Filename -> user source, for :func:`portakern.checks.diagnostics.format_diagnostics`."""
@@ -157,6 +175,10 @@ class RenderedKernel:
         return render_lowered(base.lowered, base.helpers, base.target, dict(base.bindings),
                               base.filename, user_source=base.user_source,
                               **{**dict(base.extra), **extra})
+
+
+def _frozen(value: object) -> object:
+    return tuple(_frozen(v) for v in value) if isinstance(value, (list, tuple)) else value
 
 
 def quote_filename(filename: str) -> str:
@@ -269,6 +291,18 @@ def render_lowered(lowered: LoweredKernel, module_helpers: object, target: str,
         # not to the last helper line: a compiler error there must not blame a helper.
         helpers += f"\n#line {lowered.line} {emitter.quoted}"
     body = emitter.emit(body_parts)
+    from ..lower.stack_facts import declared_arrays
+
+    # The collectives' own buffers are declared by the target's macros: each declaration
+    # and its fact leave the emitter together.
+    from ..syntax.parts import Call
+
+    aside = _Emitter(macros, type_names, filename)  # the rendering's #line state untouched
+    hidden = [aside.emit(decl) for decl in lowered.localmem
+              if decl and isinstance(decl[0], Call) and decl[0].macro != "localmem"]
+    meta = (("arrays", declared_arrays(lowered.localmem, (helper_parts, body_parts), bindings,
+                                       hidden, dict(getattr(macros, "buffer_sizes", {})))),
+            ("group_bound", lowered.group_bound if lowered.lockstep else None))
     localmem = "\n".join(
         (f"#line {decl[0].line} {emitter.quoted}\n" if getattr(decl[0], "line", 0) else "")
         + emitter.emit(decl) for decl in lowered.localmem if decl)
@@ -304,7 +338,7 @@ def render_lowered(lowered: LoweredKernel, module_helpers: object, target: str,
         extra = {**extra, "template": template}
     return RenderedKernel(target, lowered.name, source, filename, lowered.ndim,
                           tuple(lowered.params), tuple(sorted(bindings.items())),
-                          tuple(sorted(extra.items())), user_source, sections,
+                          tuple(sorted(extra.items())), user_source, sections, meta,
                           lowered, module_helpers)
 
 

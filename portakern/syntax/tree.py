@@ -274,6 +274,10 @@ class BodyFacts:
         The statement tree the facts were read off (later stages read it again through
         :meth:`derived`, e.g. the typed tree of
         :func:`portakern.analysis.expression_types.typed_body`).
+    reads_group_shape : bool
+        The body can tell the shape of its workgroups
+        (:func:`portakern.syntax.group_shape.reads_group_shape`); ``CPU()``'s two paths
+        then give it the same default groups.
     """
 
     barriers: int
@@ -283,6 +287,7 @@ class BodyFacts:
     constructs: frozenset[str]
     root: Block | None = field(default=None, compare=False, repr=False)
     _derived: dict = field(default_factory=dict, compare=False, repr=False)
+    reads_group_shape: bool = True
 
     def derived(self, key: object, make: Callable[[], Any]) -> Any:
         """What a later stage reads off :attr:`root`, made on first use and kept with these
@@ -339,8 +344,10 @@ def body_facts(root: Block) -> BodyFacts:
             if node.word in ("return", "goto") or any(own is loop for loop in loops):
                 jumps.append(node)
     jumps.sort(key=lambda j: (j.first.line, j.first.col))
+    from .group_shape import reads_group_shape
+
     return BodyFacts(barriers, lockstep, tuple(loops), tuple(jumps), frozenset(constructs),
-                     root)
+                     root, reads_group_shape=reads_group_shape(root.tokens))
 
 
 class _Parser:

@@ -99,7 +99,6 @@ template <typename T, typename V> static inline T pk_atomic_xor(T* p, V v) { ret
 #if defined(_OPENMP)
 #include <omp.h>
 #endif
-// portakern group bound: 256
 static int* pk_ctl = 0;
 extern "C" PK_EXPORT void pk_attach(int* ctl) { pk_ctl = ctl; }
 extern "C" PK_EXPORT int pk_launch(void* const* pk_argv, const long long* pk_geom)

@@ -69,7 +69,6 @@ typedef float T;
 #if defined(_OPENMP)
 #include <omp.h>
 #endif
-// portakern group bound: 0
 static int* pk_ctl = 0;
 extern "C" PK_EXPORT void pk_attach(int* ctl) { pk_ctl = ctl; }
 extern "C" PK_EXPORT int pk_launch(void* const* pk_argv, const long long* pk_geom)

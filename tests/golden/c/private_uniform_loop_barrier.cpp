@@ -38,7 +38,6 @@ static inline float clampf(float v) { return fmin(fmax(v, 0.0f), 1.0f); }
 #if defined(_OPENMP)
 #include <omp.h>
 #endif
-// portakern group bound: none
 static int* pk_ctl = 0;
 extern "C" PK_EXPORT void pk_attach(int* ctl) { pk_ctl = ctl; }
 extern "C" PK_EXPORT int pk_launch(void* const* pk_argv, const long long* pk_geom)
