@@ -23,6 +23,7 @@ from .errors import (
 from .kernels import Kernel, KernelFactory
 from .kernels import kernel as _kernel
 from .launch.launcher import Launcher
+from .launch.outputs import Output
 from .launch.resolve import get_backend
 from .launch.timing import Launch, Timings, timed
 from .registry import register_backend, registered_backends
@@ -64,6 +65,7 @@ __all__ = [
     "NDRangeError",
     "NativeFallbackWarning",
     "OpenCL",
+    "Output",
     "PortabilityWarning",
     "PortakernError",
     "Timings",

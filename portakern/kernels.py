@@ -29,6 +29,7 @@ from .errors import (
 )
 from .launch import resolve
 from .launch.launcher import Launcher
+from .launch.outputs import Output, bind_named, outputs_backend
 from .launch.timing import Launch
 from .render.emit import (
     KernelTemplate,
@@ -503,15 +504,17 @@ class Kernel:
     def __call__(self, *args: Any, ndrange: Any = None,
                  workgroupsize: Any = None) -> Launch: ...
 
-    def __call__(self, *args: Any, ndrange: Any = None,
-                 workgroupsize: Any = None) -> Launcher | Launch:
+    def __call__(self, *args: Any, ndrange: Any = None, workgroupsize: Any = None,
+                 **named: Any) -> Launcher | Launch:
         """Launch on the arrays' backend, or (given a backend) return a :class:`Launcher`.
 
         ``kernel(*arrays_and_scalars, ndrange=..., workgroupsize=None)`` checks the
         arguments and launches; it returns a :class:`~portakern.launch.timing.Launch` handle.
         ``kernel(backend, workgroupsize=None, ndrange=None)`` returns a launcher with
-        those sizes static (KernelAbstractions' form).
-        """
+        those sizes static (KA's form). Arguments may name parameters; ``pk.Output`` stands
+        for an array the launch allocates (:mod:`.launch.outputs`)."""
+        if named:
+            args = bind_named(self, args, named)
         # Warm path first (DESIGN §4): arguments of the types of a call whose types alone
         # decided the backend (NumPy -> CPU) go to the same launcher; the very arrays of
         # the last such call need no type lookup. A backend argument is never remembered.
@@ -535,7 +538,8 @@ class Kernel:
             nd = args[2] if len(args) > 2 else ndrange
             return Launcher(self.sized(wg), backend, wg, nd)
         # The types were not remembered, or a registration changed resolution.
-        backend, by_type = resolve.resolve_args(self, args)
+        backend, by_type = (resolve.resolve_args(self, args) if Output not in key
+                            else (outputs_backend(self, args), False))
         launcher = self._launchers.get(backend)
         if launcher is None:
             launcher = self._launchers[backend] = Launcher(self, backend)

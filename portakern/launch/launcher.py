@@ -29,6 +29,7 @@ from ..errors import (
 from ..syntax.language import KernelDef, declared_workgroup
 from . import timing
 from .arguments import check_args, located, prepare, recall, remember
+from .outputs import Output, bind_named, with_outputs
 from .timing import Launch
 
 #: The kernel a launcher is made for (a :class:`portakern.Kernel`; portakern.kernels
@@ -188,8 +189,15 @@ class Launcher:
         self.runner = runner
         return runner
 
-    def __call__(self, *args: Any, ndrange: Any = None, workgroupsize: Any = None) -> Launch:
-        """Check the arguments and launch; return the launch's handle (:class:`Launch`)."""
+    def __call__(self, *args: Any, ndrange: Any = None, workgroupsize: Any = None,
+                 **named: Any) -> Launch:
+        """Check the arguments and launch; return the launch's handle (:class:`Launch`).
+
+        Arguments may name their parameters (``y=y``); a :class:`~.outputs.Output` in an
+        array's place is allocated by the launch and returned in ``Launch.outputs``.
+        """
+        if named:
+            args = bind_named(self.kernel, args, named)
         hot = self._hot
         if hot is not None:
             done = hot(args, ndrange, workgroupsize)
@@ -213,6 +221,10 @@ class Launcher:
 
     def _run(self, args: tuple, ndrange: Any, workgroupsize: Any) -> Launch:
         """:meth:`run_args` past the warm path: check, plan and launch."""
+        if Output in map(type, args):  # arrays the launch allocates (launch.outputs)
+            full, made = with_outputs(self.kernel, self.backend, args)
+            done = self._run(full, ndrange, workgroupsize)
+            return Launch(done.kernel, done.backend, done._measured, made)
         nd = self._ndrange(ndrange)
         backend = self.runner or self._route()
         kdef = self.kernel.parsed(backend.target)[1]

@@ -47,14 +47,28 @@ class Launch:
         The kernel's name.
     backend : Backend
         The backend it was launched on (``CPU()``, ``CUDA(device=0)``, ...).
+    outputs : tuple
+        The arrays the launch allocated for :class:`~portakern.launch.outputs.Output`
+        arguments, in parameter order (empty when none was asked for).
     """
 
-    __slots__ = ("kernel", "backend", "_measured")
+    __slots__ = ("kernel", "backend", "_measured", "outputs")
 
-    def __init__(self, kernel: str, backend: Backend, measured: Measurement = None) -> None:
+    def __init__(self, kernel: str, backend: Backend, measured: Measurement = None,
+                 outputs: tuple = ()) -> None:
         self.kernel = kernel
         self.backend = backend
         self._measured = measured
+        self.outputs = outputs
+
+    @property
+    def output(self) -> Any:
+        """The one array the launch allocated (:attr:`outputs` holds several)."""
+        if len(self.outputs) != 1:
+            raise AttributeError(
+                f"this launch of {self.kernel!r} allocated {len(self.outputs)} arrays: read "
+                f"them from .outputs (in parameter order)")
+        return self.outputs[0]
 
     def wait(self) -> Launch:
         """Wait until this launch has finished (at once on ``CPU()``); return the handle."""
