@@ -39,6 +39,7 @@ shipped inside a Python package, through :mod:`importlib.resources`).
 if TYPE_CHECKING:  # loaded on first use at run time (__getattr__ below); typed here
     from .backends.cuda import CUDA
     from .backends.metal import MLXCUDA, Metal
+    from .blocks import ElementwiseKernel, ReductionKernel
 
 __all__ = [
     "Backend",
@@ -47,6 +48,7 @@ __all__ = [
     "CPU",
     "CUDA",
     "CompilationError",
+    "ElementwiseKernel",
     "Kernel",
     "KernelArgumentError",
     "KernelFaultError",
@@ -62,6 +64,7 @@ __all__ = [
     "OpenCL",
     "PortabilityWarning",
     "PortakernError",
+    "ReductionKernel",
     "Timings",
     "__version__",
     "get_backend",
@@ -74,7 +77,9 @@ __all__ = [
 # The GPU launchers load on first use: `import portakern` stays cheap for CPU users
 # (DESIGN §4: a ready kernel in a new process in under 50 ms).
 _LAZY = {"CUDA": "portakern.backends.cuda", "Metal": "portakern.backends.metal",
-         "MLXCUDA": "portakern.backends.metal"}
+         "MLXCUDA": "portakern.backends.metal",
+         # The building blocks (docs/building-blocks.md) load on first use too.
+         "ElementwiseKernel": "portakern.blocks", "ReductionKernel": "portakern.blocks"}
 
 
 def __getattr__(name: str) -> object:

@@ -26,6 +26,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("backends", ("backends", "registry")),
     ("launch", ("launch",)),
     ("kernels", ("kernels",)),
+    ("blocks", ("blocks",)),
     ("face", ("", "__main__", "dask", "cli", "bench", "testing", "examples", "emulate")),
 )
 _LAYER_OF = {part: i for i, (_, parts) in enumerate(LAYERS) for part in parts}

@@ -1,0 +1,125 @@
+"""What the elementwise and reduction blocks share: arguments, backends, outputs, kernels."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..backends.base import Backend
+from ..errors import KernelSyntaxError, KernelTypeError
+from ..kernels import Kernel
+from ..launch.resolve import get_backend
+from ..source.source_map import SourceMap
+from ..syntax.tokens import significant, tokenize
+from ..types import TYPE_DTYPES
+from .fragments import Fragment, remap
+from .params import BlockParam, is_scalar
+
+__all__ = ["split_args", "backend_of", "out_dtype", "build_kernel", "preamble_names",
+           "cast_scalar", "check_name"]
+
+
+def check_name(name: object, what: str) -> str:
+    if not isinstance(name, str) or not name.isidentifier() or name.startswith("__"):
+        raise KernelTypeError(f"{what} name must be a C identifier such as 'my_kernel', "
+                              f"got {name!r}")
+    return name
+
+
+def preamble_names(preamble: object, kernel: str) -> set[str]:
+    """The identifiers a preamble defines or uses (a fragment may name them)."""
+    if not isinstance(preamble, str):
+        raise KernelTypeError(f"preamble of {kernel!r} must be a str of C source, got "
+                              f"{preamble!r}")
+    if not preamble.strip():
+        return set()
+    smap = SourceMap(f"<{kernel}: preamble>", preamble,
+                     list(range(1, preamble.count("\n") + 2)))
+    names = set()
+    for t in significant(tokenize(preamble, smap)):
+        if t.kind == "id":
+            names.add(t.text)
+        elif t.kind == "pp":
+            names.update(w for w in t.text.replace("(", " ").split()[1:3] if w.isidentifier())
+    return names
+
+
+def _is_array(value: Any) -> bool:
+    return hasattr(value, "shape") and hasattr(value, "dtype") and not is_scalar(value)
+
+
+def split_args(kernel: str, ins: tuple[BlockParam, ...], outs: tuple[BlockParam, ...],
+               args: tuple[Any, ...]) -> tuple[list[Any], list[Any]]:
+    """The inputs and the given outputs (None where to allocate), checked one by one."""
+    nin, nout = len(ins), len(outs)
+    if len(args) not in (nin, nin + nout):
+        names = ", ".join(p.name for p in ins)
+        onames = ", ".join(p.name for p in outs)
+        raise KernelTypeError(
+            f"{kernel} takes {nin} input argument{'s' if nin != 1 else ''} ({names})"
+            + (f", and optionally its {nout} output{'s' if nout != 1 else ''} ({onames})"
+               if nout else "") + f"; got {len(args)}")
+    given_in = list(args[:nin])
+    given_out = list(args[nin:]) if len(args) > nin else [None] * nout
+    for p, a in zip(ins, given_in, strict=False):
+        if is_scalar(a):
+            if p.raw:
+                raise KernelTypeError(
+                    f"{kernel}: argument {p.name!r} ({p.describe()}) is a raw array parameter "
+                    f"and got the scalar {a!r}; pass an array")
+        elif not _is_array(a):
+            raise KernelTypeError(
+                f"{kernel}: argument {p.name!r} ({p.describe()}) takes an array or a scalar, "
+                f"got {type(a).__name__}; pass a NumPy, CuPy, MLX or PyOpenCL array")
+    for p, a in zip(outs, given_out, strict=False):
+        if a is not None and not _is_array(a):
+            raise KernelTypeError(
+                f"{kernel}: output {p.name!r} ({p.describe()}) takes an array to write, got "
+                f"{type(a).__name__} {a!r}; pass an array, or leave it out to have it "
+                f"allocated")
+    return given_in, given_out
+
+
+def backend_of(arrays: list[Any]) -> Backend:
+    """The backend of the arrays passed (CPU() when there are only scalars)."""
+    present = [a for a in arrays if a is not None and not is_scalar(a)]
+    if not present:
+        from ..backends.opencl import CPU
+
+        return CPU()
+    return get_backend(*present)
+
+
+def out_dtype(kernel: str, p: BlockParam, bound: dict[str, str]) -> np.dtype:
+    if not p.type_var:
+        return TYPE_DTYPES[p.ctype]
+    if p.ctype not in bound:
+        raise KernelTypeError(
+            f"{kernel}: the dtype of output {p.name!r} ({p.describe()}) is not known: no "
+            f"input binds type variable {p.ctype}; pass the output array, or use a fixed "
+            f"type such as 'float32 {p.name}'")
+    return TYPE_DTYPES[bound[p.ctype]]
+
+
+def cast_scalar(value: Any, type_name: str) -> Any:
+    """A scalar as its parameter's type (CuPy's conversion), as a NumPy scalar."""
+    return TYPE_DTYPES[type_name].type(value)
+
+
+def build_kernel(source: str, name: str, fragments: list[tuple[Fragment, int]],
+                 bindings: dict[str, str], debug: bool | None) -> Kernel:
+    """``pk.kernel`` on a generated source; a syntax error in a fragment is reported there."""
+    try:
+        return Kernel(source, name, filename=f"<{name}: generated>", debug=debug, **bindings)
+    except KernelSyntaxError as exc:
+        for frag, first in fragments:
+            moved = remap(exc, frag, first)
+            if moved is not exc:
+                raise moved from None
+        raise
+
+
+def line_of(source: str, marker: str) -> int:
+    """The 1-based line of ``source`` just after the line holding ``marker``."""
+    return source[: source.index(marker)].count("\n") + 2

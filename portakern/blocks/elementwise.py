@@ -1,0 +1,257 @@
+"""``pk.ElementwiseKernel``: CuPy's elementwise kernel, on every backend.
+
+The parameter strings and the ``operation`` become a portakern ``@kernel`` source with
+one work-item per element of the broadcast shape; it is built with ``pk.kernel`` and so
+runs on every backend, in debug mode and on the stand-ins, through the same caches. One
+source is generated per *layout*: the number of axes left after merging the axes every
+array steps through as one, and for each parameter whether it is a scalar, a contiguous
+array (indexed by the linear index), a strided one (offset and strides as scalar
+parameters: views run without a copy) or raw.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..kernels import Kernel
+from .arrays import aligned_strides, broadcast_shape, c_strides, collapse, flat
+from .common import (
+    backend_of,
+    build_kernel,
+    cast_scalar,
+    check_name,
+    line_of,
+    out_dtype,
+    preamble_names,
+    split_args,
+)
+from .fragments import IND_SIZE, check_fragment, placed
+from .params import bind_types, check_unique, is_scalar, parse_params
+
+__all__ = ["ElementwiseKernel", "coordinates", "index_expr"]
+
+_OP_MARK = "// -- operation --"
+
+
+def coordinates(ndim: int, extents: str = "_n") -> list[str]:
+    """Lines that set ``_c0 ... _c{ndim-1}``, the work-item's coordinates (last fastest)."""
+    if ndim == 1:
+        return ["    const long _c0 = @index(Global, Linear);"]
+    if ndim <= 3:
+        names = ", ".join(f"_c{k}" for k in range(ndim))
+        return [f"    auto [{names}] = @index(Global, NTuple);"]
+    lead = ndim - 2
+    out = ["    auto [_l, _ca, _cb] = @index(Global, NTuple);", "    long _r = _l;"]
+    for k in range(lead - 1, 0, -1):
+        out.append(f"    const long _c{k} = _r % {extents}{k}; _r /= {extents}{k};")
+    out += ["    const long _c0 = _r;", f"    const long _c{lead} = _ca;",
+            f"    const long _c{lead + 1} = _cb;"]
+    return out
+
+
+def index_expr(name: str, ndim: int, coords: str = "_c") -> str:
+    return " + ".join([f"_{name}_o"] + [f"{coords}{k} * _{name}_s{k}" for k in range(ndim)])
+
+
+class ElementwiseKernel:
+    """An elementwise kernel from CuPy's three strings; runs on every backend.
+
+    Parameters
+    ----------
+    in_params, out_params : str
+        ``"[raw] TYPE NAME, ..."``: a NumPy dtype name (``float32``), a language type
+        (``float``) or a type variable (any other name, bound from the arguments).
+        Non-raw parameters are broadcast together (NumPy's rules) and the operation sees
+        one element of each by its name; ``raw`` ones are whole arrays it indexes.
+    operation : str
+        C statements run once per element; ``i`` is the element's linear index and
+        ``_ind.size()`` the number of elements.
+    name : str
+        The generated kernel's name (in errors and renderings).
+    preamble : str
+        C source put before the kernel: helper functions, ``#define``\\ s.
+    no_return, return_tuple : bool
+        CuPy's: return None, or always a tuple of the outputs.
+    reduce_dims : bool
+        Accepted for CuPy compatibility; axes are always merged where that is exact.
+    debug : bool, optional
+        Debug mode for the generated kernels (default: ``PORTAKERN_DEBUG``).
+
+    Calling it with the inputs (and optionally the outputs, positionally after them)
+    launches on the arrays' backend and returns the outputs: allocated on that backend
+    with the broadcast shape when not passed. ``size=`` gives the number of work-items
+    when every parameter is raw.
+    """
+
+    def __init__(self, in_params: str, out_params: str, operation: str,
+                 name: str = "kernel", reduce_dims: bool = True, preamble: str = "",
+                 no_return: bool = False, return_tuple: bool = False, *,
+                 debug: bool | None = None, **kwargs: Any) -> None:
+        for key in kwargs:
+            if key not in ("options", "loop_prep", "after_loop"):
+                raise TypeError(f"ElementwiseKernel() got an unexpected keyword argument "
+                                f"{key!r}")
+        self.name = check_name(name, "ElementwiseKernel")
+        self.in_params = parse_params(in_params, False, "in_params")
+        self.out_params = parse_params(out_params, True, "out_params")
+        self.params = self.in_params + self.out_params
+        check_unique(self.params)
+        self.preamble = preamble
+        known = {p.name for p in self.params} | {p.ctype for p in self.params if p.type_var}
+        known |= {"i", IND_SIZE}
+        self.operation = check_fragment(operation, "operation", self.name, known,
+                                        preamble_names(preamble, self.name),
+                                        expression=False)
+        self.no_return, self.return_tuple = no_return, return_tuple
+        self.debug = debug
+        self._kernels: dict[tuple, Kernel] = {}
+
+    def __repr__(self) -> str:
+        sig = ", ".join(p.describe() for p in self.params)
+        return f"<portakern.ElementwiseKernel {self.name}({sig})>"
+
+    # -- generating ------------------------------------------------------------------
+    def source(self, ndim: int, kinds: tuple[str, ...], load_outputs: bool) -> str:
+        """The generated ``@kernel`` source for one layout.
+
+        ``kinds`` has one letter per parameter: ``S`` scalar, ``C`` contiguous, ``N``
+        strided, ``R`` raw.
+        """
+        sig, body = [], []
+        for p, kind in zip(self.params, kinds, strict=False):
+            const = "" if p.is_out else "const "
+            if kind == "S":
+                sig.append(f"{p.ctype} {p.name}")
+            elif kind == "R":
+                sig.append(f"{const}{p.ctype}* {p.name}")
+            else:
+                sig.append(f"{const}{p.ctype}* _{p.name}")
+                sig.append(f"long _{p.name}_o")
+                if kind == "N":
+                    sig += [f"long _{p.name}_s{k}" for k in range(ndim)]
+        sig += [f"long _n{k}" for k in range(ndim)] + [f"long {IND_SIZE}"]
+        body += coordinates(ndim)
+        linear = "_c0"
+        for k in range(1, ndim):
+            linear = f"({linear}) * _n{k} + _c{k}"
+        body.append(f"    const long i = {linear};")
+        stores = []
+        for p, kind in zip(self.params, kinds, strict=False):
+            if kind in "SR":
+                continue
+            at = f"_{p.name}_o + i" if kind == "C" else index_expr(p.name, ndim)
+            if not p.is_out:
+                body.append(f"    const {p.ctype} {p.name} = _{p.name}[{at}];")
+            elif load_outputs:
+                body.append(f"    {p.ctype} {p.name} = _{p.name}[{at}];")
+                stores.append(f"    _{p.name}[{at}] = {p.name};")
+            else:
+                body.append(f"    {p.ctype} {p.name} = ({p.ctype})0;")
+                stores.append(f"    _{p.name}[{at}] = {p.name};")
+        lines = []
+        if self.preamble.strip():
+            lines += ["{% raw %}", self.preamble, "{% endraw %}"]
+        lines += [f"@kernel void {self.name}({', '.join(sig)}) {{", *body, "    {",
+                  _OP_MARK, placed(self.operation), "    ;}", *stores, "}"]
+        return "\n".join(lines) + "\n"
+
+    def kernel(self, ndim: int, kinds: tuple[str, ...], load_outputs: bool,
+               bindings: dict[str, str]) -> Kernel:
+        """The built kernel of one layout and type binding (memoised)."""
+        key = (ndim, kinds, load_outputs, tuple(sorted(bindings.items())))
+        hit = self._kernels.get(key)
+        if hit is None:
+            src = self.source(ndim, kinds, load_outputs)
+            first = line_of(src, _OP_MARK) + 1  # the fragment follows "{% raw %}"
+            hit = self._kernels[key] = build_kernel(
+                src, self.name, [(self.operation, first)], bindings, self.debug)
+        return hit
+
+    # -- launching -------------------------------------------------------------------
+    def __call__(self, *args: Any, size: int | None = None, **kwargs: Any) -> Any:
+        """Launch on the arguments' backend; return the outputs (see the class)."""
+        for key in kwargs:
+            if key not in ("stream", "block_size", "shared_mem"):
+                raise TypeError(f"{self.name}() got an unexpected keyword argument {key!r}; "
+                                f"pass outputs positionally after the inputs, as in CuPy")
+        ins, outs = split_args(self.name, self.in_params, self.out_params, args)
+        bound = bind_types(self.name, self.params, ins + outs)
+        backend = backend_of(ins + outs)
+        arrays = [(p, a) for p, a in zip(self.params, ins + outs, strict=False)
+                  if a is not None and not p.raw and not is_scalar(a)]
+        in_arrays = [(p, a) for p, a in arrays if not p.is_out]
+        if in_arrays:
+            shape = broadcast_shape([tuple(a.shape) for _, a in in_arrays],
+                                    [p.name for p, _ in in_arrays], self.name)
+            if size is not None:
+                raise ValueError(f"{self.name}: size= is for kernels whose parameters are "
+                                 f"all raw or scalars; here the shape {shape} is broadcast "
+                                 f"from the arguments")
+        else:
+            given = [tuple(a.shape) for p, a in arrays if p.is_out]
+            if given:
+                shape = given[0]
+            elif size is None:
+                raise ValueError(f"{self.name}: no array argument gives the shape; pass "
+                                 f"size=N (the number of elements) or an output array")
+            else:
+                shape = (int(size),)
+        for p, a in arrays:
+            if p.is_out and tuple(a.shape) != shape:
+                raise ValueError(
+                    f"{self.name}: output {p.name!r} has shape {tuple(a.shape)}, but the "
+                    f"inputs broadcast to {shape}; pass an output of shape {shape}")
+        load = any(a is not None for a in outs)
+        results = []
+        for p, a in zip(self.out_params, outs, strict=False):
+            if a is None:
+                a = backend.allocate(shape, out_dtype(self.name, p, bound))
+            results.append(a)
+        values = ins + results
+        total = int(np.prod(shape, dtype=np.int64))
+        if total:
+            self._launch(backend, shape, values, load, bound)
+        if self.no_return:
+            return None
+        if len(results) == 1 and not self.return_tuple:
+            return results[0]
+        return tuple(results)
+
+    def _launch(self, backend: Any, shape: tuple[int, ...], values: list[Any], load: bool,
+                bound: dict[str, str]) -> None:
+        flats: dict[int, Any] = {}
+        for k, (p, a) in enumerate(zip(self.params, values, strict=False)):
+            if not p.raw and not is_scalar(a):
+                flats[k] = flat(a, backend)
+        order = sorted(flats)
+        dims, strides = collapse(shape, [aligned_strides(flats[k], shape) for k in order])
+        if not dims:
+            dims, strides = (1,), [(0,) for _ in order]
+        stride_of = dict(zip(order, strides, strict=False))
+        contiguous = c_strides(dims)
+        kinds, launch_args = [], []
+        for k, (p, a) in enumerate(zip(self.params, values, strict=False)):
+            if p.raw:
+                kinds.append("R")
+                f = flat(a, backend)
+                if f.offset or f.strides != c_strides(f.shape):
+                    if p.is_out:
+                        raise ValueError(f"{self.name}: raw output {p.name!r} must be "
+                                         f"C-contiguous; pass a contiguous array")
+                launch_args.append(f.handle)
+            elif k not in flats:
+                kinds.append("S")
+                launch_args.append(cast_scalar(a, bound.get(p.ctype, p.ctype)))
+            else:
+                st = stride_of[k]
+                kind = "C" if st == contiguous else "N"
+                kinds.append(kind)
+                launch_args += [flats[k].handle, flats[k].offset]
+                if kind == "N":
+                    launch_args += list(st)
+        launch_args += list(dims) + [int(np.prod(dims, dtype=np.int64))]
+        kernel = self.kernel(len(dims), tuple(kinds), load, bound)
+        ndrange = dims if len(dims) <= 3 else (int(np.prod(dims[:-2])), dims[-2], dims[-1])
+        kernel(*launch_args, ndrange=tuple(ndrange))
