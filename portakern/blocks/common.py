@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
 
 from ..backends.base import Backend
-from ..errors import KernelSyntaxError, KernelTypeError
+from ..errors import CompilationError, KernelSyntaxError, KernelTypeError
 from ..kernels import Kernel
 from ..launch.resolve import get_backend
 from ..source.source_map import SourceMap
@@ -91,6 +92,24 @@ def backend_of(arrays: list[Any]) -> Backend:
     return get_backend(*present)
 
 
+def dtype_getter(backend: Backend) -> Any:
+    """``dtype_of(array)``: the NumPy dtype of an array of ``backend`` (MLX's included)."""
+    def dtype_of(a: Any) -> np.dtype:
+        if isinstance(a, np.ndarray):
+            return a.dtype
+        info = backend.array_info(a)
+        return info.dtype if info is not None else np.dtype(a.dtype)
+    return dtype_of
+
+
+def allocate(backend: Backend, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+    """An output array; a 0-d one is a 1-element array reshaped (the CUDA stand-in's
+    ``empty(())`` cannot fill a 0-d array)."""
+    if shape:
+        return backend.allocate(shape, dtype)
+    return backend.allocate((1,), dtype).reshape(())
+
+
 def out_dtype(kernel: str, p: BlockParam, bound: dict[str, str]) -> np.dtype:
     if not p.type_var:
         return TYPE_DTYPES[p.ctype]
@@ -117,6 +136,40 @@ def build_kernel(source: str, name: str, fragments: list[tuple[Fragment, int]],
             moved = remap(exc, frag, first)
             if moved is not exc:
                 raise moved from None
+        raise
+
+
+def launch(kernel: Kernel, fragments: list[tuple[Fragment, int]], *args: Any,
+           **kwargs: Any) -> Any:
+    """Launch ``kernel``; a compiler error inside a fragment names the fragment's line.
+
+    The parser checks a fragment's syntax, not its types: ``x +* y`` on a float is the C
+    compiler's to refuse, and its message points at the generated source. The place is
+    moved into the fragment (``<saxpy: operation>:1:7``); the generated source stays on
+    the error as ``source``.
+    """
+    try:
+        return kernel(*args, **kwargs)
+    except KernelSyntaxError as exc:  # the body is parsed in full on its first launch
+        for frag, first in fragments:
+            moved = remap(exc, frag, first)
+            if moved is not exc:
+                raise moved from None
+        raise
+    except CompilationError as exc:
+        text = str(exc.args[0]) if exc.args else ""
+        generated = re.escape(kernel.template.filename)
+
+        def move(m: re.Match) -> str:
+            line = int(m.group(1))
+            for frag, first in fragments:
+                if first <= line < first + frag.text.count("\n") + 1:
+                    return f"{frag.filename}:{line - first + 1}"
+            return m.group(0)
+
+        moved = re.sub(generated + r":(\d+)", move, text)
+        if moved != text:
+            exc.args = (moved, *exc.args[1:])
         raise
 
 

@@ -18,10 +18,13 @@ import numpy as np
 from ..kernels import Kernel
 from .arrays import aligned_strides, broadcast_shape, c_strides, collapse, flat
 from .common import (
+    allocate,
     backend_of,
     build_kernel,
     cast_scalar,
     check_name,
+    dtype_getter,
+    launch,
     line_of,
     out_dtype,
     preamble_names,
@@ -99,14 +102,14 @@ class ElementwiseKernel:
         self.params = self.in_params + self.out_params
         check_unique(self.params)
         self.preamble = preamble
-        known = {p.name for p in self.params} | {p.ctype for p in self.params if p.type_var}
-        known |= {"i", IND_SIZE}
+        types = frozenset(p.ctype for p in self.params if p.type_var)
+        known = {p.name for p in self.params} | types | {"i", IND_SIZE}
         self.operation = check_fragment(operation, "operation", self.name, known,
                                         preamble_names(preamble, self.name),
-                                        expression=False)
+                                        expression=False, types=types)
         self.no_return, self.return_tuple = no_return, return_tuple
         self.debug = debug
-        self._kernels: dict[tuple, Kernel] = {}
+        self._kernels: dict[tuple, tuple[Kernel, list]] = {}
 
     def __repr__(self) -> str:
         sig = ", ".join(p.describe() for p in self.params)
@@ -158,15 +161,15 @@ class ElementwiseKernel:
         return "\n".join(lines) + "\n"
 
     def kernel(self, ndim: int, kinds: tuple[str, ...], load_outputs: bool,
-               bindings: dict[str, str]) -> Kernel:
-        """The built kernel of one layout and type binding (memoised)."""
+               bindings: dict[str, str]) -> tuple[Kernel, list]:
+        """The built kernel of one layout and type binding, with where its fragment is."""
         key = (ndim, kinds, load_outputs, tuple(sorted(bindings.items())))
         hit = self._kernels.get(key)
         if hit is None:
             src = self.source(ndim, kinds, load_outputs)
-            first = line_of(src, _OP_MARK) + 1  # the fragment follows "{% raw %}"
-            hit = self._kernels[key] = build_kernel(
-                src, self.name, [(self.operation, first)], bindings, self.debug)
+            frags = [(self.operation, line_of(src, _OP_MARK) + 1)]  # after "{% raw %}"
+            hit = self._kernels[key] = (
+                build_kernel(src, self.name, frags, bindings, self.debug), frags)
         return hit
 
     # -- launching -------------------------------------------------------------------
@@ -177,8 +180,8 @@ class ElementwiseKernel:
                 raise TypeError(f"{self.name}() got an unexpected keyword argument {key!r}; "
                                 f"pass outputs positionally after the inputs, as in CuPy")
         ins, outs = split_args(self.name, self.in_params, self.out_params, args)
-        bound = bind_types(self.name, self.params, ins + outs)
         backend = backend_of(ins + outs)
+        bound = bind_types(self.name, self.params, ins + outs, dtype_getter(backend))
         arrays = [(p, a) for p, a in zip(self.params, ins + outs, strict=False)
                   if a is not None and not p.raw and not is_scalar(a)]
         in_arrays = [(p, a) for p, a in arrays if not p.is_out]
@@ -207,7 +210,7 @@ class ElementwiseKernel:
         results = []
         for p, a in zip(self.out_params, outs, strict=False):
             if a is None:
-                a = backend.allocate(shape, out_dtype(self.name, p, bound))
+                a = allocate(backend, shape, out_dtype(self.name, p, bound))
             results.append(a)
         values = ins + results
         total = int(np.prod(shape, dtype=np.int64))
@@ -252,6 +255,6 @@ class ElementwiseKernel:
                 if kind == "N":
                     launch_args += list(st)
         launch_args += list(dims) + [int(np.prod(dims, dtype=np.int64))]
-        kernel = self.kernel(len(dims), tuple(kinds), load, bound)
+        kernel, frags = self.kernel(len(dims), tuple(kinds), load, bound)
         ndrange = dims if len(dims) <= 3 else (int(np.prod(dims[:-2])), dims[-2], dims[-1])
-        kernel(*launch_args, ndrange=tuple(ndrange))
+        launch(kernel, frags, *launch_args, ndrange=tuple(ndrange))

@@ -57,11 +57,12 @@ def rewrite(text: str) -> str:
 
 
 def check_fragment(text: object, what: str, kernel: str, names: set[str],
-                   preamble_names: set[str], *, expression: bool) -> Fragment:
+                   preamble_names: set[str], *, expression: bool,
+                   types: frozenset[str] = frozenset()) -> Fragment:
     """Check ``text`` (an expression when ``expression``); return it as a :class:`Fragment`.
 
     ``names`` are the names the fragment may use (parameters and special variables);
-    ``preamble_names`` the identifiers the preamble defines.
+    ``preamble_names`` the identifiers the preamble defines; ``types`` the type variables.
 
     Raises
     ------
@@ -104,7 +105,7 @@ def check_fragment(text: object, what: str, kernel: str, names: set[str],
     if stack:
         t = stack[-1]
         raise _error(frag, f"{t.text!r} is never closed in {what}", t.line, t.col)
-    _check_names(frag, toks, names | preamble_names)
+    _check_names(frag, toks, names | preamble_names, types | preamble_names)
     return frag
 
 
@@ -113,7 +114,7 @@ def _typeish(word: str, known: set[str]) -> bool:
             or word in known)
 
 
-def _check_names(frag: Fragment, toks: list, known: set[str]) -> None:
+def _check_names(frag: Fragment, toks: list, known: set[str], types: frozenset[str]) -> None:
     declared: set[str] = set()
     in_decl = False
     depth = 0
@@ -133,7 +134,7 @@ def _check_names(frag: Fragment, toks: list, known: set[str]) -> None:
             declared.add(t.text)
             in_decl = True
         elif prev.kind == "punct" and prev.text in ("*", "&") and k >= 2 and (
-                toks[k - 2].kind == "id" and _typeish(toks[k - 2].text, known)):
+                toks[k - 2].kind == "id" and _typeish(toks[k - 2].text, set(types))):
             declared.add(t.text)
         elif prev.kind == "punct" and prev.text == "," and in_decl:
             declared.add(t.text)

@@ -123,8 +123,10 @@ def scalar_dtype(value: Any) -> np.dtype:
 
 
 def bind_types(kernel: str, params: tuple[BlockParam, ...], args: list[Any],
-               given: dict[str, str] | None = None) -> dict[str, str]:
+               dtype_of: Any = None) -> dict[str, str]:
     """Bind each type variable to a language type name from ``args`` (None: not passed).
+
+    ``dtype_of(array)`` gives an array's NumPy dtype (MLX's dtypes are not NumPy's).
 
     Raises
     ------
@@ -132,13 +134,14 @@ def bind_types(kernel: str, params: tuple[BlockParam, ...], args: list[Any],
         Two arrays bind one type variable to different dtypes, an array's dtype differs
         from its parameter's fixed type, or a dtype has no kernel-language type.
     """
-    bound: dict[str, str] = dict(given or {})
+    bound: dict[str, str] = {}
+    dtype_of = dtype_of or (lambda a: np.dtype(a.dtype))
     origin: dict[str, str] = {}
     for scalars in (False, True):
         for p, a in zip(params, args, strict=False):
             if a is None or is_scalar(a) != scalars:
                 continue
-            dt = scalar_dtype(a) if scalars else np.dtype(a.dtype)
+            dt = scalar_dtype(a) if scalars else dtype_of(a)
             name = type_name_of(dt)
             if not p.type_var:
                 if not scalars and dt != TYPE_DTYPES[p.ctype]:

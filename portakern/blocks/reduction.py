@@ -29,10 +29,13 @@ from ..kernels import Kernel
 from ..types import TYPE_DTYPES
 from .arrays import aligned_strides, broadcast_shape, collapse, flat
 from .common import (
+    allocate,
     backend_of,
     build_kernel,
     cast_scalar,
     check_name,
+    dtype_getter,
+    launch,
     line_of,
     out_dtype,
     preamble_names,
@@ -133,34 +136,38 @@ class ReductionKernel:
         pre = preamble_names(preamble, self.name)
         tvars = {p.ctype for p in self.params if p.type_var} | {"_type_reduce"}
         ins = {p.name for p in self.in_params}
+        types = frozenset(tvars)
         self.map_expr = check_fragment(map_expr, "map_expr", self.name, ins | tvars, pre,
-                                       expression=True)
+                                       expression=True, types=types)
         self.reduce_expr = check_fragment(reduce_expr, "reduce_expr", self.name,
-                                          {"a", "b"} | tvars, pre, expression=True)
+                                          {"a", "b"} | tvars, pre, expression=True,
+                                          types=types)
         scalars_ok = {p.name for p in self.params if p.is_out} | ins | {"a"}
         self.post_map_expr = check_fragment(post_map_expr, "post_map_expr", self.name,
-                                            scalars_ok | tvars, pre, expression=False)
+                                            scalars_ok | tvars, pre, expression=False,
+                                            types=types)
         self.identity = check_fragment(str(identity), "identity", self.name, tvars, pre,
-                                       expression=True)
+                                       expression=True, types=types)
         self.preamble = preamble
         self.debug = debug
-        self._kernels: dict[tuple, Kernel] = {}
+        self._kernels: dict[tuple, tuple[Kernel, list]] = {}
 
     def __repr__(self) -> str:
         sig = ", ".join(p.describe() for p in self.params)
         return f"<portakern.ReductionKernel {self.name}({sig})>"
 
     # -- generating ------------------------------------------------------------------
-    def _head(self) -> list[str]:
+    def _head(self, with_map: bool = True) -> list[str]:
         ins = self.in_params
         lines = [f"#define _type_reduce {self.reduce_type}"]
         if self.preamble.strip():
             lines += ["{% raw %}", self.preamble, "{% endraw %}"]
         args = ", ".join(f"const {p.ctype}{'*' if p.raw else ''} {p.name}" for p in ins)
         lines += ["static inline _type_reduce _pk_reduce(_type_reduce a, _type_reduce b) {",
-                  "    return (", _REDUCE, placed(self.reduce_expr), "    );", "}",
-                  f"static inline _type_reduce _pk_map({args}) {{",
-                  "    return (_type_reduce)(", _MAP, placed(self.map_expr), "    );", "}"]
+                  "    return (", _REDUCE, placed(self.reduce_expr), "    );", "}"]
+        if with_map:  # the final pass has no inputs, so no type variable of theirs
+            lines += [f"static inline _type_reduce _pk_map({args}) {{",
+                      "    return (_type_reduce)(", _MAP, placed(self.map_expr), "    );", "}"]
         return lines
 
     def _identity(self) -> str:
@@ -183,7 +190,7 @@ class ReductionKernel:
                 sig += [f"long _{p.name}_r{d}" for d in range(nr)
                         if not (unit and mode != "tile" and d == nr - 1)]
         if mode == "partial":
-            sig.append("_type_reduce* _part")
+            sig.append(f"{self.reduce_type}* _part")
         else:
             for p, kind in zip(self.out_params, kinds[len(self.in_params):], strict=False):
                 if kind == "R":
@@ -324,7 +331,7 @@ class ReductionKernel:
 
     def final_source(self, kinds: tuple[str, ...]) -> str:
         """Combine the partial results of a full reduction and set the outputs."""
-        sig = ["const _type_reduce* _part", "long _nparts"]
+        sig = [f"const {self.reduce_type}* _part", "long _nparts"]
         for p, kind in zip(self.in_params, kinds, strict=False):
             if kind == "S":
                 sig.append(f"{p.ctype} {p.name}")
@@ -336,13 +343,14 @@ class ReductionKernel:
                 "    for (long _p = 0; _p < _nparts; ++_p) _a0 = _pk_reduce(_a0, _part[_p]);",
                 "    {", "        const _type_reduce a = _a0;", *self._post(kinds, 0, None),
                 "    }", "    }"]
-        head = self._head()
+        head = self._head(with_map=False)
         return "\n".join([*head, f"@kernel void {self.name}({', '.join(sig)}) {{",
                           *body, "}"]) + "\n"
 
     def kernel(self, form: str, kinds: tuple[str, ...], nk: int, nr: int,
-               bindings: dict[str, str]) -> Kernel:
-        """The built kernel of one form (``row``, ``partial``, ``tile``, ``final``)."""
+               bindings: dict[str, str]) -> tuple[Kernel, list]:
+        """The built kernel of one form (``row``, ``partial``, ``tile``, ``final``), with
+        where its fragments are."""
         key = (form, kinds, nk, nr, tuple(sorted(bindings.items())))
         hit = self._kernels.get(key)
         if hit is None:
@@ -352,12 +360,13 @@ class ReductionKernel:
                 src = self.final_source(kinds)
             else:
                 src = self.row_source(kinds, nk, nr, form)
-            frags = [(self.reduce_expr, line_of(src, _REDUCE) + 1),
-                     (self.map_expr, line_of(src, _MAP) + 1)]
+            frags = [(self.reduce_expr, line_of(src, _REDUCE) + 1)]
+            if _MAP in src:
+                frags.append((self.map_expr, line_of(src, _MAP) + 1))
             if _POST in src:
                 frags.append((self.post_map_expr, line_of(src, _POST) + 1))
-            hit = self._kernels[key] = build_kernel(src, self.name, frags, bindings,
-                                                    self.debug)
+            hit = self._kernels[key] = (
+                build_kernel(src, self.name, frags, bindings, self.debug), frags)
         return hit
 
     # -- launching -------------------------------------------------------------------
@@ -369,8 +378,8 @@ class ReductionKernel:
                 raise TypeError(f"{self.name}() got an unexpected keyword argument {key!r}; "
                                 f"it takes axis= and keepdims=, and outputs positionally")
         ins, outs = split_args(self.name, self.in_params, self.out_params, args)
-        bound = bind_types(self.name, self.params, ins + outs)
         backend = backend_of(ins + outs)
+        bound = bind_types(self.name, self.params, ins + outs, dtype_getter(backend))
         arrays = [(p, a) for p, a in zip(self.in_params, ins, strict=False)
                   if not p.raw and not is_scalar(a)]
         if not arrays:
@@ -385,7 +394,7 @@ class ReductionKernel:
         results = []
         for p, a in zip(self.out_params, outs, strict=False):
             if a is None:
-                a = backend.allocate(out_shape, out_dtype(self.name, p, bound))
+                a = allocate(backend, out_shape, out_dtype(self.name, p, bound))
             elif not p.raw and tuple(a.shape) != out_shape:
                 raise ValueError(f"{self.name}: output {p.name!r} has shape "
                                  f"{tuple(a.shape)}, but the reduction gives {out_shape}; "
@@ -469,7 +478,7 @@ class ReductionKernel:
             rtype = bound.get(self.reduce_type, self.reduce_type)
             part = backend.allocate((parts,), TYPE_DTYPES[rtype])
             k1 = self.kernel("partial", kinds_t, 0, nr, bound)
-            k1(*in_args, part, *extents, chunk, ndrange=(parts,), workgroupsize=wg)
+            launch(*k1, *in_args, part, *extents, chunk, ndrange=(parts,), workgroupsize=wg)
             scal = [v for v, kind in zip(in_args_scalars(self, ins, bound), kinds_t, strict=False)
                     if kind == "S"]
             final_outs = []
@@ -477,17 +486,17 @@ class ReductionKernel:
                 final_outs += ([flat(a, backend).handle] if p.raw
                                else [flats[k].handle, flats[k].offset])
             k2 = self.kernel("final", kinds_t, 0, 0, bound)
-            k2(part, parts, *scal, *final_outs, ndrange=(1,))
+            launch(*k2, part, parts, *scal, *final_outs, ndrange=(1,))
             return
         count = int(np.prod(kdims, dtype=np.int64))
         if form == "tile":
             ntiles = -(-kdims[-1] // TILE)
             k1 = self.kernel("tile", kinds_t, nk, nr, bound)
-            k1(*in_args, *out_args, *extents, ntiles,
-               ndrange=(count // kdims[-1] * ntiles,), workgroupsize=wg)
+            launch(*k1, *in_args, *out_args, *extents, ntiles,
+                   ndrange=(count // kdims[-1] * ntiles,), workgroupsize=wg)
         else:
             k1 = self.kernel("row", kinds_t, nk, nr, bound)
-            k1(*in_args, *out_args, *extents, ndrange=(count,), workgroupsize=wg)
+            launch(*k1, *in_args, *out_args, *extents, ndrange=(count,), workgroupsize=wg)
 
 
 def _tree(names: list[str]) -> str:
