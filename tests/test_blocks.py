@@ -74,6 +74,13 @@ def test_elementwise_reads_a_given_output_like_cupy(on):
     np.testing.assert_array_equal(host(on, y), 3 + np.arange(10, dtype=np.float32))
 
 
+def test_elementwise_in_place_like_cupy(on):
+    k = pk.ElementwiseKernel("T x", "T y", "y = x * 2 + 1", "in_place")
+    x = on.to_device(np.arange(8, dtype=np.float32))
+    assert k(x, x) is x
+    np.testing.assert_array_equal(host(on, x), np.arange(8) * 2 + 1)
+
+
 def test_elementwise_raw_parameters_see_i_and_the_size(on):
     k = pk.ElementwiseKernel("raw T x", "T y", "y = x[_ind.size() - 1 - i] * (T)i", "rev")
     x = np.arange(9, dtype=np.float32)

@@ -11,6 +11,7 @@ parameters: views run without a copy) or raw.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -120,11 +121,12 @@ class ElementwiseKernel:
         """The generated ``@kernel`` source for one layout.
 
         ``kinds`` has one letter per parameter: ``S`` scalar, ``C`` contiguous, ``N``
-        strided, ``R`` raw.
+        strided, ``R`` raw; ``c`` and ``n`` are inputs that share memory with an output
+        (``k(x, x)``, CuPy's in-place form), declared without ``const`` (no-alias).
         """
         sig, body = [], []
         for p, kind in zip(self.params, kinds, strict=False):
-            const = "" if p.is_out else "const "
+            const = "" if p.is_out or kind in "cn" else "const "
             if kind == "S":
                 sig.append(f"{p.ctype} {p.name}")
             elif kind == "R":
@@ -132,7 +134,7 @@ class ElementwiseKernel:
             else:
                 sig.append(f"{const}{p.ctype}* _{p.name}")
                 sig.append(f"long _{p.name}_o")
-                if kind == "N":
+                if kind in "Nn":
                     sig += [f"long _{p.name}_s{k}" for k in range(ndim)]
         sig += [f"long _n{k}" for k in range(ndim)] + [f"long {IND_SIZE}"]
         body += coordinates(ndim)
@@ -144,7 +146,7 @@ class ElementwiseKernel:
         for p, kind in zip(self.params, kinds, strict=False):
             if kind in "SR":
                 continue
-            at = f"_{p.name}_o + i" if kind == "C" else index_expr(p.name, ndim)
+            at = f"_{p.name}_o + i" if kind in "Cc" else index_expr(p.name, ndim)
             if not p.is_out:
                 body.append(f"    const {p.ctype} {p.name} = _{p.name}[{at}];")
             elif load_outputs:
@@ -250,11 +252,34 @@ class ElementwiseKernel:
             else:
                 st = stride_of[k]
                 kind = "C" if st == contiguous else "N"
+                aliased = not p.is_out and any(_may_alias(flats[k].handle, flats[o].handle)
+                                               for o in order if self.params[o].is_out)
+                if aliased and type(flats[k].handle).__module__.startswith("mlx"):
+                    # MLX updates a written array by rebinding it to the kernel's result,
+                    # so the input goes as its own (lazy) array.
+                    import mlx.core as mx
+
+                    flats[k] = replace(flats[k], handle=mx.array(flats[k].handle))
+                elif aliased:
+                    kind = kind.lower()
                 kinds.append(kind)
                 launch_args += [flats[k].handle, flats[k].offset]
-                if kind == "N":
+                if kind in "Nn":
                     launch_args += list(st)
         launch_args += list(dims) + [int(np.prod(dims, dtype=np.int64))]
         kernel, frags = self.kernel(len(dims), tuple(kinds), load, bound)
         ndrange = dims if len(dims) <= 3 else (int(np.prod(dims[:-2])), dims[-2], dims[-1])
         launch(kernel, frags, *launch_args, ndrange=tuple(ndrange))
+
+
+def _may_alias(a: Any, b: Any) -> bool:
+    """Whether two flat buffers may share memory (an input passed as an output too)."""
+    if a is b:
+        return True
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return bool(np.may_share_memory(a, b))
+    base_a, base_b = getattr(a, "base_data", None), getattr(b, "base_data", None)
+    if base_a is not None and base_b is not None:
+        return bool(base_a == base_b)
+    ptr_a = getattr(getattr(a, "data", None), "ptr", None)
+    return ptr_a is not None and ptr_a == getattr(getattr(b, "data", None), "ptr", None)
