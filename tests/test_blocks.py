@@ -315,3 +315,14 @@ def test_the_names_load_lazily():
     code = ("import sys, portakern as pk; assert 'portakern.blocks' not in sys.modules; "
             "pk.ElementwiseKernel; assert 'portakern.blocks' in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_bench_rows_run_and_agree_with_numpy():
+    from portakern.bench import suite
+
+    rows, _ = suite.run(backend="CPU", quick=True, only=["elementwise_kernel",
+                                                           "reduction_kernel"],
+                        startup=False, progress=False)
+    names = [r.name for r in rows if r.name in ("elementwise_kernel", "reduction_kernel")]
+    assert names.count("elementwise_kernel") == 1 and names.count("reduction_kernel") == 4
+    assert all(r.ok for r in rows if r.name in names), [r.note for r in rows]

@@ -379,10 +379,12 @@ def run(*, backend: str | None = None, quick: bool = False, only: Sequence[str] 
     if quick:
         repeats, startup = 1, False
     workloads = [w for w in WORKLOADS if not only or w.name in only]
-    unknown = set(only) - {w.name for w in WORKLOADS}
+    from .block_rows import NAMES as BLOCK_ROWS
+
+    unknown = set(only) - {w.name for w in WORKLOADS} - set(BLOCK_ROWS)
     if unknown:
         raise ValueError(f"unknown workload(s) {', '.join(sorted(unknown))}; "
-                         f"known: {', '.join(w.name for w in WORKLOADS)}")
+                         f"known: {', '.join([w.name for w in WORKLOADS] + list(BLOCK_ROWS))}")
     backends, reasons = _backends(backend)
     cpu_in = any(host_arrays(b) for b in backends)
     bar = ProgressBar(len(backends) * len(workloads) + ((1 + startup) if cpu_in else 0), progress)
@@ -402,6 +404,9 @@ def run(*, backend: str | None = None, quick: bool = False, only: Sequence[str] 
             from .creation_rows import bench_rows as creation_rows
 
             rows += creation_rows(quick, repeats, only)
+            from .block_rows import bench_rows as block_rows  # docs/building-blocks.md
+
+            rows += block_rows(quick, repeats, budget, only)
         for b in backends:
             rows += bench_backend(b, workloads, quick, repeats, budget, bar)
     finally:

@@ -46,8 +46,10 @@ from .params import REDUCTION_RESERVED, bind_types, check_unique, is_scalar, par
 
 __all__ = ["ReductionKernel"]
 
-#: Outputs per work-item of the ``tile`` kernel (CPU backends only: a GPU reads a column
-#: reduction coalesced with one work-item per output, the ``row`` kernel).
+#: The fewest outputs per work-item of the ``tile`` kernel (CPU backends only: a GPU reads
+#: a column reduction coalesced with one work-item per output, the ``row`` kernel). Wider
+#: tiles read longer runs of each row, which the CPU's prefetcher follows; the width is
+#: chosen per launch so that every core has a tile.
 TILE = 256
 #: Accumulators of the ``row`` kernel.
 UNROLL = 8
@@ -303,29 +305,34 @@ class ReductionKernel:
                           *body, "}"]) + "\n"
 
     def tile_source(self, kinds: tuple[str, ...], nk: int, nr: int) -> str:
-        """One work-item per ``TILE`` consecutive outputs along the last kept axis."""
+        """One work-item per ``_tile`` consecutive outputs along the last kept axis.
+
+        The accumulators live in ``_acc`` (one per output, of ``_type_reduce``), so the
+        tile's width is a launch parameter.
+        """
         body = ["    const long _t = @index(Global, Linear) % _ntiles;",
                 "    const long _w = @index(Global, Linear) / _ntiles;"]
         body += self._bases(kinds, nk - 1)
-        body += [f"    const long _c0 = _t * {TILE};",
-                 f"    const long _cw = min((long){TILE}, _kn{nk - 1} - _c0);"]
+        body += ["    const long _c0 = _t * _tile;",
+                 f"    const long _cw = min(_tile, _kn{nk - 1} - _c0);",
+                 f"    const long _ab = _w * _kn{nk - 1} + _c0;"]
         for p, kind in zip(self.in_params, kinds, strict=False):
             if kind not in "SR":
                 step = "" if kind == "C" else f" * _{p.name}_k{nk - 1}"
                 body.append(f"    _{p.name}_b += _c0{step};")
-        body += [f"    @private _type_reduce _acc[{TILE}];",
-                 f"    for (long _c = 0; _c < {TILE}; ++_c) _acc[_c] = {self._identity()};"]
+        body += [f"    for (long _c = 0; _c < _cw; ++_c) _acc[_ab + _c] = {self._identity()};"]
         body += self._loops_open(kinds, nr, {})
         ind = "    " * (nr + 1)
         call = self._map_call(kinds, f"k{nk - 1}", "_c")
         body.append(f"{ind}for (long _c = 0; _c < _cw; ++_c) "
-                    f"_acc[_c] = _pk_reduce(_acc[_c], {call});")
+                    f"_acc[_ab + _c] = _pk_reduce(_acc[_ab + _c], {call});")
         body += self._loops_close(kinds, nr)
         body += ["    for (long _c = 0; _c < _cw; ++_c) {",
-                 "        const _type_reduce a = _acc[_c];"]
+                 "        const _type_reduce a = _acc[_ab + _c];"]
         body += self._post(kinds, nk - 1, "(_c0 + _c)")
         body.append("    }")
-        sig = self._signature(kinds, nk, nr, "tile") + ["long _ntiles"]
+        sig = self._signature(kinds, nk, nr, "tile") + [
+            f"{self.reduce_type}* _acc", "long _tile", "long _ntiles"]
         return "\n".join([*self._head(), f"@kernel void {self.name}({', '.join(sig)}) {{",
                           *body, "}"]) + "\n"
 
@@ -490,9 +497,15 @@ class ReductionKernel:
             return
         count = int(np.prod(kdims, dtype=np.int64))
         if form == "tile":
-            ntiles = -(-kdims[-1] // TILE)
+            outer = count // kdims[-1]
+            cores = os.cpu_count() or 1
+            width = max(TILE, -(-kdims[-1] * outer // cores) if outer < cores else TILE)
+            width = min(-(-width // 16) * 16, kdims[-1])
+            ntiles = -(-kdims[-1] // width)
+            rtype = bound.get(self.reduce_type, self.reduce_type)
+            acc = backend.allocate((count,), TYPE_DTYPES[rtype])
             k1 = self.kernel("tile", kinds_t, nk, nr, bound)
-            launch(*k1, *in_args, *out_args, *extents, ntiles,
+            launch(*k1, *in_args, *out_args, *extents, acc, width, ntiles,
                    ndrange=(count // kdims[-1] * ntiles,), workgroupsize=wg)
         else:
             k1 = self.kernel("row", kinds_t, nk, nr, bound)
