@@ -128,6 +128,22 @@ def test_elementwise_writes_a_strided_output_view():
     np.testing.assert_array_equal(out, expected)
 
 
+def test_elementwise_repeated_calls_take_new_values_and_allocate_anew():
+    k = pk.ElementwiseKernel("T x, T a", "T y", "y = a * x", "replayed")
+    x = np.arange(6, dtype=np.float32)
+    first, second = k(x, 2.0), k(x, 3.0)  # the second replays the first's plan
+    assert first is not second
+    np.testing.assert_array_equal(first, 2 * x)
+    np.testing.assert_array_equal(second, 3 * x)
+    np.testing.assert_array_equal(k(x.reshape(2, 3), 4.0), 4 * x.reshape(2, 3))
+    out = np.zeros(6, np.float32)
+    assert k(x + 1, 5.0, out) is out and (out == 5 * (x + 1)).all()
+    k(x, 1.0, out)
+    np.testing.assert_array_equal(out, x)
+    k(out, 2.0, out)  # in place after out-of-place: another plan
+    np.testing.assert_array_equal(out, 2 * x)
+
+
 def test_elementwise_scalars_only_type_variables():
     k = pk.ElementwiseKernel("T a, T b", "T c", "c = a * b", "scalar_mul")
     c = k(np.arange(4.0), 3)  # T from the array (float64); the int is cast to it

@@ -38,8 +38,12 @@ def c_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
 
 def _numpy_flat(a: np.ndarray) -> Flat:
     item = a.itemsize
+    if a.flags.c_contiguous and a.ndim:
+        # The array itself (kernels see a pointer): the same object on every call lets
+        # the launcher's warm path recognise it.
+        return Flat(a, 0, c_strides(a.shape), a.shape)
     if a.flags.c_contiguous:
-        return Flat(a.reshape(-1), 0, c_strides(a.shape), a.shape)
+        return Flat(a.reshape(1), 0, (), a.shape)
     if a.size == 0 or any(s % item for s in a.strides):
         b = np.ascontiguousarray(a)
         return Flat(b.reshape(-1), 0, c_strides(a.shape), a.shape)
