@@ -51,6 +51,8 @@ __all__ = ["ReductionKernel"]
 #: tiles read longer runs of each row, which the CPU's prefetcher follows; the width is
 #: chosen per launch so that every core has a tile.
 TILE = 256
+#: Rows the ``tile`` kernel combines per pass over its accumulators.
+ROWS = 4
 #: Accumulators of the ``row`` kernel.
 UNROLL = 8
 _MAP, _REDUCE, _POST = "// -- map_expr --", "// -- reduce_expr --", "// -- post_map_expr --"
@@ -205,14 +207,18 @@ class ReductionKernel:
             sig.append("long _chunk")
         return sig
 
-    def _map_call(self, kinds: tuple[str, ...], depth: str, inner: str) -> str:
-        """``_pk_map(...)`` at the innermost element ``inner`` (an index expression)."""
+    def _map_call(self, kinds: tuple[str, ...], depth: str, inner: str,
+                  row: tuple[str, str] | None = None) -> str:
+        """``_pk_map(...)`` at the innermost element ``inner`` (an index expression), and
+        ``row = (index, axis)`` steps along another axis too."""
         args = []
         for p, kind in zip(self.in_params, kinds, strict=False):
             if kind in "SR":
                 args.append(p.name)
             else:
                 step = inner if kind == "C" else f"({inner}) * _{p.name}_{depth}"
+                if row is not None:
+                    step += f" + ({row[0]}) * _{p.name}_{row[1]}"
                 args.append(f"_{p.name}[_{p.name}_b + {step}]")
         return f"_pk_map({', '.join(args)})"
 
@@ -321,12 +327,22 @@ class ReductionKernel:
                 step = "" if kind == "C" else f" * _{p.name}_k{nk - 1}"
                 body.append(f"    _{p.name}_b += _c0{step};")
         body += [f"    for (long _c = 0; _c < _cw; ++_c) _acc[_ab + _c] = {self._identity()};"]
-        body += self._loops_open(kinds, nr, {})
-        ind = "    " * (nr + 1)
-        call = self._map_call(kinds, f"k{nk - 1}", "_c")
-        body.append(f"{ind}for (long _c = 0; _c < _cw; ++_c) "
-                    f"_acc[_ab + _c] = _pk_reduce(_acc[_ab + _c], {call});")
-        body += self._loops_close(kinds, nr)
+        last = nr - 1
+        body += self._loops_open(kinds, last, {})
+        ind = "    " * (last + 1)
+        depth = f"k{nk - 1}"
+        # ROWS rows at a time: each accumulator is loaded and stored once per ROWS rows.
+        rows = [self._map_call(kinds, depth, "_c", (f"_j + {u}", f"r{last}"))
+                for u in range(ROWS)]
+        body += [f"{ind}long _j = 0;",
+                 f"{ind}for (; _j + {ROWS} <= _rn{last}; _j += {ROWS})",
+                 f"{ind}    for (long _c = 0; _c < _cw; ++_c) _acc[_ab + _c] = "
+                 f"_pk_reduce(_acc[_ab + _c], {_tree(rows)});",
+                 f"{ind}for (; _j < _rn{last}; ++_j)",
+                 f"{ind}    for (long _c = 0; _c < _cw; ++_c) _acc[_ab + _c] = "
+                 f"_pk_reduce(_acc[_ab + _c], "
+                 f"{self._map_call(kinds, depth, '_c', ('_j', f'r{last}'))});"]
+        body += self._loops_close(kinds, last)
         body += ["    for (long _c = 0; _c < _cw; ++_c) {",
                  "        const _type_reduce a = _acc[_ab + _c];"]
         body += self._post(kinds, nk - 1, "(_c0 + _c)")
