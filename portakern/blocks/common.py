@@ -18,7 +18,7 @@ from .fragments import Fragment, remap
 from .params import BlockParam, is_scalar
 
 __all__ = ["split_args", "backend_of", "out_dtype", "build_kernel", "preamble_names",
-           "cast_scalar", "check_name"]
+           "cast_scalar", "check_name", "plan_key", "Recorder"]
 
 
 def check_name(name: object, what: str) -> str:
@@ -176,3 +176,87 @@ def launch(kernel: Kernel, fragments: list[tuple[Fragment, int]], *args: Any,
 def line_of(source: str, marker: str) -> int:
     """The 1-based line of ``source`` just after the line holding ``marker``."""
     return source[: source.index(marker)].count("\n") + 2
+
+
+def plan_key(args: tuple[Any, ...], size: int | None) -> tuple | None:
+    """What decides a call's launch, where every argument is a contiguous NumPy array or
+    a scalar (None otherwise): types, shapes, dtypes, which arguments are the same object."""
+    parts: list[Any] = [size]
+    for a in args:
+        if isinstance(a, np.ndarray):
+            if not a.flags.c_contiguous or not a.flags.writeable or not a.ndim:
+                return None
+            parts.append((a.shape, a.dtype.char))
+        elif isinstance(a, (bool, int, float, np.generic)):
+            parts.append(type(a))
+        else:
+            return None
+    ids = [id(a) for a in args]
+    parts.append(tuple(ids.index(i) for i in ids))
+    return tuple(parts)
+
+
+class Recorder:
+    """A call's launches, recorded so that a call with like arguments replays them.
+
+    ``values`` are the call's arrays and scalars in parameter order; each launch argument
+    is recorded as a token: ``(0, k)`` value ``k`` itself (a NumPy array), ``(type, k)``
+    value ``k`` converted, ``(2, v)`` the constant ``v``, ``(3, j)`` scratch array ``j``
+    (allocated anew on each replay). Anything else (a view made for this call) makes the
+    call unrecordable.
+    """
+
+    def __init__(self, values: list[Any]) -> None:
+        self.values = values
+        self.scalars: dict[int, int] = {}
+        self.scratch: dict[int, tuple[int, tuple[int, ...], np.dtype, Any]] = {}
+        self.steps: list[tuple] | None = []
+
+    def scalar(self, value: Any, k: int) -> Any:
+        self.scalars[id(value)] = k
+        return value
+
+    def allocate(self, backend: Backend, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+        a = backend.allocate(shape, dtype)
+        self.scratch[id(a)] = (len(self.scratch), shape, np.dtype(dtype), a)
+        return a
+
+    def launch(self, built: tuple[Kernel, list], *args: Any, **kwargs: Any) -> None:
+        launch(*built, *args, **kwargs)
+        if self.steps is None:
+            return
+        tokens = [self._token(a) for a in args]
+        if any(t is None for t in tokens):
+            self.steps = None
+        else:
+            self.steps.append((built, tokens, kwargs))
+
+    def _token(self, obj: Any) -> tuple | None:
+        for k, v in enumerate(self.values):
+            if isinstance(v, np.ndarray) and obj is v:
+                return (0, k)
+        if id(obj) in self.scalars:
+            return (type(obj), self.scalars[id(obj)])
+        if id(obj) in self.scratch:
+            return (3, self.scratch[id(obj)][0])
+        if isinstance(obj, (int, np.integer)) and not isinstance(obj, (bool, np.bool_)):
+            return (2, obj)
+        return None
+
+    def plan(self) -> tuple | None:
+        """``(steps, scratch shapes and dtypes)``, or None when the call cannot replay."""
+        if self.steps is None:
+            return None
+        specs = [(shape, dtype) for _, shape, dtype, _ in sorted(self.scratch.values(),
+                                                                 key=lambda e: e[0])]
+        return self.steps, specs
+
+
+def replay(plan: tuple, values: list[Any]) -> None:
+    """Launch a :meth:`Recorder.plan` with new values (NumPy arrays on ``CPU()``)."""
+    steps, specs = plan
+    scratch = [np.empty(shape, dtype) for shape, dtype in specs]
+    for built, tokens, kwargs in steps:
+        args = [values[v] if t == 0 else v if t == 2 else scratch[v] if t == 3 else
+                t(values[v]) for t, v in tokens]
+        launch(*built, *args, **kwargs)

@@ -28,6 +28,7 @@ from .common import (
     launch,
     line_of,
     out_dtype,
+    plan_key,
     preamble_names,
     split_args,
 )
@@ -183,7 +184,7 @@ class ElementwiseKernel:
             if key not in ("stream", "block_size", "shared_mem"):
                 raise TypeError(f"{self.name}() got an unexpected keyword argument {key!r}; "
                                 f"pass outputs positionally after the inputs, as in CuPy")
-        key = None if kwargs else _plan_key(args, size)
+        key = None if kwargs else plan_key(args, size)
         plan = self._plans.get(key) if key is not None else None
         if plan is not None:
             return self._replay(plan, args)
@@ -238,7 +239,7 @@ class ElementwiseKernel:
         """Launch as a call with arguments of the same types, shapes and layout did.
 
         Only NumPy arrays that went to the kernel as themselves and scalars make a plan
-        (:func:`_plan_key`), so the argument checks the first call made still hold.
+        (:func:`~portakern.blocks.common.plan_key`), so the first call's checks still hold.
         """
         kernel, frags, recipe, ndrange, allocs = plan
         results = list(args[len(self.in_params):])
@@ -333,20 +334,3 @@ def _may_alias(a: Any, b: Any) -> bool:
     ptr_a = getattr(getattr(a, "data", None), "ptr", None)
     return ptr_a is not None and ptr_a == getattr(getattr(b, "data", None), "ptr", None)
 
-
-def _plan_key(args: tuple[Any, ...], size: int | None) -> tuple | None:
-    """What decides a call's launch, where every argument is a contiguous NumPy array or
-    a scalar (None otherwise): types, shapes, dtypes, which arguments are the same object."""
-    parts: list[Any] = [size]
-    for a in args:
-        if isinstance(a, np.ndarray):
-            if not a.flags.c_contiguous or not a.flags.writeable or not a.ndim:
-                return None
-            parts.append((a.shape, a.dtype.char))
-        elif isinstance(a, (bool, int, float, np.generic)):
-            parts.append(type(a))
-        else:
-            return None
-    ids = [id(a) for a in args]
-    parts.append(tuple(ids.index(i) for i in ids))
-    return tuple(parts)

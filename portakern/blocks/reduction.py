@@ -29,16 +29,18 @@ from ..kernels import Kernel
 from ..types import TYPE_DTYPES
 from .arrays import aligned_strides, broadcast_shape, collapse, flat
 from .common import (
+    Recorder,
     allocate,
     backend_of,
     build_kernel,
     cast_scalar,
     check_name,
     dtype_getter,
-    launch,
     line_of,
     out_dtype,
+    plan_key,
     preamble_names,
+    replay,
     split_args,
 )
 from .fragments import check_fragment, placed
@@ -155,6 +157,8 @@ class ReductionKernel:
         self.preamble = preamble
         self.debug = debug
         self._kernels: dict[tuple, tuple[Kernel, list]] = {}
+        #: Like calls' launches (NumPy only; :class:`~portakern.blocks.common.Recorder`).
+        self._plans: dict[tuple, tuple] = {}
 
     def __repr__(self) -> str:
         sig = ", ".join(p.describe() for p in self.params)
@@ -400,6 +404,18 @@ class ReductionKernel:
             if key != "stream":
                 raise TypeError(f"{self.name}() got an unexpected keyword argument {key!r}; "
                                 f"it takes axis= and keepdims=, and outputs positionally")
+        key = None if kwargs else plan_key(args, None)
+        if key is not None:
+            try:
+                key = (*key, axis, bool(keepdims), hash(axis))
+            except TypeError:  # an unhashable axis (a list): its error comes below
+                key = None
+        plan = self._plans.get(key) if key is not None else None
+        if plan is not None:
+            steps, allocs = plan
+            results = list(args[len(self.in_params):]) or [np.empty(*a) for a in allocs]
+            replay(steps, [*args[:len(self.in_params)], *results])
+            return results[0] if len(results) == 1 else tuple(results)
         ins, outs = split_args(self.name, self.in_params, self.out_params, args)
         backend = backend_of(ins + outs)
         bound = bind_types(self.name, self.params, ins + outs, dtype_getter(backend))
@@ -424,10 +440,17 @@ class ReductionKernel:
                                  f"pass an output of shape {out_shape}")
             results.append(a)
         if int(np.prod(out_shape, dtype=np.int64)):
-            self._launch(backend, shape, axes, kept, ins, results, bound, keepdims)
+            rec = Recorder(ins + results)
+            self._launch(rec, backend, shape, axes, kept, ins, results, bound, keepdims)
+            steps = rec.plan()
+            if key is not None and steps is not None and len(self._plans) < 64:
+                allocs = [(out_shape, out_dtype(self.name, p, bound)) if a is None else None
+                          for p, a in zip(self.out_params, outs, strict=True)]
+                self._plans[key] = (steps, allocs)
         return results[0] if len(results) == 1 else tuple(results)
 
-    def _launch(self, backend: Any, shape: tuple[int, ...], axes: tuple[int, ...],
+    def _launch(self, rec: Recorder, backend: Any, shape: tuple[int, ...],
+                axes: tuple[int, ...],
                 kept: list[int], ins: list[Any], results: list[Any], bound: dict[str, str],
                 keepdims: bool) -> None:
         values = ins + results
@@ -463,7 +486,9 @@ class ReductionKernel:
         on_cpu = isinstance(backend, CPU)
         # On CPU() one work-item per group: the native path runs a group's items as one
         # SIMD loop, which would gather across rows instead of running each row's loop.
-        wg = (1,) if on_cpu else None
+        # A small reduction keeps the default (one group: no threads to wake).
+        work = int(np.prod(kdims, dtype=np.int64)) * total
+        wg = (1,) if on_cpu and work >= 1 << 16 else None
         tile = (on_cpu and nk and lead is not None and kdims[-1] > 1 and total > 1
                 and abs(kstride[lead][-1]) < abs(rstride[lead][-1] or 1 << 62))
         form = "tile" if tile else ("row" if nk else "partial")
@@ -474,7 +499,7 @@ class ReductionKernel:
                 in_args.append(flat(a, backend).handle)
             elif k not in flats:
                 kinds.append("S")
-                in_args.append(cast_scalar(a, bound.get(p.ctype, p.ctype)))
+                in_args.append(rec.scalar(cast_scalar(a, bound.get(p.ctype, p.ctype)), k))
             else:
                 inner = kstride[k][-1] if form == "tile" else rstride[k][-1]
                 kinds.append("C" if inner == 1 else "N")
@@ -499,17 +524,17 @@ class ReductionKernel:
             chunk = max(1, -(-rdims[0] // parts))
             parts = max(1, -(-rdims[0] // chunk))
             rtype = bound.get(self.reduce_type, self.reduce_type)
-            part = backend.allocate((parts,), TYPE_DTYPES[rtype])
+            part = rec.allocate(backend, (parts,), TYPE_DTYPES[rtype])
             k1 = self.kernel("partial", kinds_t, 0, nr, bound)
-            launch(*k1, *in_args, part, *extents, chunk, ndrange=(parts,), workgroupsize=wg)
-            scal = [v for v, kind in zip(in_args_scalars(self, ins, bound), kinds_t, strict=False)
-                    if kind == "S"]
+            rec.launch(k1, *in_args, part, *extents, chunk, ndrange=(parts,), workgroupsize=wg)
+            scal = [rec.scalar(v, k) for k, (v, kind) in enumerate(
+                zip(in_args_scalars(self, ins, bound), kinds_t, strict=False)) if kind == "S"]
             final_outs = []
             for k, (p, a) in enumerate(zip(self.out_params, results, strict=False), start=nin):
                 final_outs += ([flat(a, backend).handle] if p.raw
                                else [flats[k].handle, flats[k].offset])
             k2 = self.kernel("final", kinds_t, 0, 0, bound)
-            launch(*k2, part, parts, *scal, *final_outs, ndrange=(1,))
+            rec.launch(k2, part, parts, *scal, *final_outs, ndrange=(1,))
             return
         count = int(np.prod(kdims, dtype=np.int64))
         if form == "tile":
@@ -519,13 +544,13 @@ class ReductionKernel:
             width = min(-(-width // 16) * 16, kdims[-1])
             ntiles = -(-kdims[-1] // width)
             rtype = bound.get(self.reduce_type, self.reduce_type)
-            acc = backend.allocate((count,), TYPE_DTYPES[rtype])
+            acc = rec.allocate(backend, (count,), TYPE_DTYPES[rtype])
             k1 = self.kernel("tile", kinds_t, nk, nr, bound)
-            launch(*k1, *in_args, *out_args, *extents, acc, width, ntiles,
+            rec.launch(k1, *in_args, *out_args, *extents, acc, width, ntiles,
                    ndrange=(count // kdims[-1] * ntiles,), workgroupsize=wg)
         else:
             k1 = self.kernel("row", kinds_t, nk, nr, bound)
-            launch(*k1, *in_args, *out_args, *extents, ndrange=(count,), workgroupsize=wg)
+            rec.launch(k1, *in_args, *out_args, *extents, ndrange=(count,), workgroupsize=wg)
 
 
 def _tree(names: list[str]) -> str:
