@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import portakern as pk
 from portakern import registry
@@ -205,11 +207,38 @@ def test_reduction_counts_with_an_integer_type():
     np.testing.assert_array_equal(count(X3, axis=1), (X3 > 0.5).sum(axis=1))
 
 
+# -- property: random shapes, views and axes against NumPy (CPU) -----------------------
+@settings(max_examples=25, deadline=None)
+@given(shape=st.lists(st.integers(1, 6), min_size=1, max_size=4), data=st.data())
+def test_random_shapes_views_and_axes_agree_with_numpy(shape, data):
+    x = np.arange(np.prod(shape), dtype=np.float32).reshape(shape) % 7 - 3
+    steps = tuple(data.draw(st.sampled_from([1, -1, 2])) for _ in shape)
+    view = x[tuple(slice(None, None, s) for s in steps)]
+    axes = data.draw(st.sets(st.integers(0, len(shape) - 1)))
+    axis = tuple(sorted(axes)) if axes else None
+    keep = data.draw(st.booleans())
+    np.testing.assert_array_equal(_SUM(view, axis=axis, keepdims=keep),
+                                  view.sum(axis=axis, keepdims=keep))
+    other = RNG_FIXED[: view.shape[-1]]
+    np.testing.assert_array_equal(_AXPB(view, other, np.float32(2)), view * 2 + other)
+
+
+_SUM = pk.ReductionKernel("T x", "T y", "x", "a + b", "y = a", "0", "prop_sum")
+_AXPB = pk.ElementwiseKernel("T x, T y, T a", "T z", "z = a * x + y", "prop_axpb")
+RNG_FIXED = np.arange(6, dtype=np.float32) - 2
+
+
 # -- debug mode --------------------------------------------------------------------------
 def test_debug_mode_checks_the_fragments_subscripts():
     k = pk.ElementwiseKernel("raw T x", "T y", "y = x[i + 1]", "shift", debug=True)
     with pytest.raises(pk.KernelFaultError, match="x"):
         k(np.arange(4, dtype=np.float32), np.zeros(4, np.float32))
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1])
+def test_debug_mode_reductions_agree(axis):
+    s = pk.ReductionKernel("T x", "T y", "x", "a + b", "y = a", "0", "dbg_sum", debug=True)
+    np.testing.assert_allclose(s(X3[0], axis=axis), X3[0].sum(axis=axis), rtol=2e-5)
 
 
 # -- errors in fragments -----------------------------------------------------------------
