@@ -121,6 +121,36 @@ def test_elementwise_numpy_views(view, monkeypatch):
     assert not copied, "a view was copied"
 
 
+def test_views_of_device_arrays(on):
+    """A transpose of the backend's own array (copied where the library forces it)."""
+    x = X3[0]
+    dx = on.to_device(x)
+    try:
+        view = dx.T
+    except (AttributeError, NotImplementedError, ValueError) as exc:
+        pytest.skip(f"{type(dx).__name__} has no transpose view: {exc}")
+    k = pk.ElementwiseKernel("T x", "T y", "y = x * 3", "triple_view")
+    np.testing.assert_allclose(host(on, k(view)), x.T * 3, rtol=1e-6)
+    s = pk.ReductionKernel("T x", "T y", "x", "a + b", "y = a", "0", "sum_view")
+    np.testing.assert_allclose(host(on, s(view, axis=1)), x.T.sum(axis=1), rtol=2e-5)
+
+
+def test_pyopencl_arrays_at_an_offset_run_in_place():
+    cla = pytest.importorskip("pyopencl.array", reason="needs PyOpenCL")
+    if not registry.backend_status("OpenCL"):
+        pytest.skip("no OpenCL device")
+    backend = registry.backend_by_name("OpenCL")
+    x = np.arange(20, dtype=np.float32)
+    dx = cla.to_device(backend.queue, x)
+    k = pk.ElementwiseKernel("T x", "T y", "y = x + 1", "offset_view")
+    part = dx[5:12]
+    assert part.offset  # a view into dx's buffer, not a copy
+    np.testing.assert_array_equal(k(part).get(), x[5:12] + 1)
+    k(part, part)  # written in place, through the offset
+    np.testing.assert_array_equal(dx.get()[5:12], x[5:12] + 1)
+    np.testing.assert_array_equal(dx.get()[:5], x[:5])
+
+
 def test_elementwise_writes_a_strided_output_view():
     k = pk.ElementwiseKernel("T x", "T y", "y = x + 1", "into_view")
     out = np.zeros((6, 8), np.float32)
