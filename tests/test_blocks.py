@@ -289,6 +289,15 @@ def test_a_parser_error_inside_the_fragment_is_moved_there():
     assert "generated" not in str(err)
 
 
+def test_an_error_in_the_preamble_points_at_the_preamble():
+    k = pk.ElementwiseKernel("T x", "T y", "y = f(x)", "bad_pre",
+                             preamble="static inline float f(float v) {\n  return @nosuch(v);\n}")
+    with pytest.raises(pk.KernelSyntaxError) as info:
+        k(np.ones(3, np.float32))
+    assert (info.value.filename, info.value.lineno) == ("<bad_pre: preamble>", 2)
+    assert k.nin == 1 and k.nout == 1 and k.nargs == 2
+
+
 def test_an_unknown_name_is_named():
     with pytest.raises(pk.KernelSyntaxError, match="unknown name 'yy'") as info:
         pk.ReductionKernel("T x", "T y", "x * yy", "a + b", "y = a", "0", "unknown")

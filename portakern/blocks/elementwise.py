@@ -32,12 +32,13 @@ from .common import (
     preamble_names,
     split_args,
 )
-from .fragments import IND_SIZE, check_fragment, placed
+from .fragments import IND_SIZE, Fragment, check_fragment, placed
 from .params import bind_types, check_unique, is_scalar, parse_params
 
 __all__ = ["ElementwiseKernel", "coordinates", "index_expr"]
 
 _OP_MARK = "// -- operation --"
+_PRE_MARK = "// -- preamble --"
 
 
 def coordinates(ndim: int, extents: str = "_n") -> list[str]:
@@ -110,6 +111,9 @@ class ElementwiseKernel:
                                         preamble_names(preamble, self.name),
                                         expression=False, types=types)
         self.no_return, self.return_tuple = no_return, return_tuple
+        #: CuPy's counts: inputs, outputs, both.
+        self.nin, self.nout = len(self.in_params), len(self.out_params)
+        self.nargs = self.nin + self.nout
         self.debug = debug
         self._kernels: dict[tuple, tuple[Kernel, list]] = {}
         #: Arguments' types, shapes and identities -> how the launch went (NumPy only).
@@ -160,7 +164,7 @@ class ElementwiseKernel:
                 stores.append(f"    _{p.name}[{at}] = {p.name};")
         lines = []
         if self.preamble.strip():
-            lines += ["{% raw %}", self.preamble, "{% endraw %}"]
+            lines += [_PRE_MARK, "{% raw %}", self.preamble, "{% endraw %}"]
         lines += [f"@kernel void {self.name}({', '.join(sig)}) {{", *body, "    {",
                   _OP_MARK, placed(self.operation), "    ;}", *stores, "}"]
         return "\n".join(lines) + "\n"
@@ -173,6 +177,9 @@ class ElementwiseKernel:
         if hit is None:
             src = self.source(ndim, kinds, load_outputs)
             frags = [(self.operation, line_of(src, _OP_MARK) + 1)]  # after "{% raw %}"
+            if _PRE_MARK in src:
+                frags.append((Fragment(self.preamble, "preamble", self.name),
+                              line_of(src, _PRE_MARK) + 1))
             hit = self._kernels[key] = (
                 build_kernel(src, self.name, frags, bindings, self.debug), frags)
         return hit

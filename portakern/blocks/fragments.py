@@ -165,6 +165,12 @@ def remap(exc: KernelSyntaxError, frag: Fragment, first_line: int) -> KernelSynt
     when it lies there (the fragment starts at generated line ``first_line``)."""
     count = frag.text.count("\n") + 1
     line = (exc.lineno or 0) - first_line + 1
-    if 1 <= line <= count:
-        return _error(frag, exc.msg, line, exc.offset or 1)
-    return exc
+    if not 1 <= line <= count:
+        return exc
+
+    def inside(m: re.Match) -> str:  # "line 10" of the generated source, where it is ours
+        n = int(m.group(1)) - first_line + 1
+        return f"line {n}" if 1 <= n <= count else f"generated line {m.group(1)}"
+
+    msg = re.sub(r"\bline (\d+)", inside, exc.msg)
+    return _error(frag, msg, line, exc.offset or 1)

@@ -43,7 +43,7 @@ from .common import (
     replay,
     split_args,
 )
-from .fragments import check_fragment, placed
+from .fragments import Fragment, check_fragment, placed
 from .params import REDUCTION_RESERVED, bind_types, check_unique, is_scalar, parse_params
 
 __all__ = ["ReductionKernel"]
@@ -58,6 +58,7 @@ ROWS = 4
 #: Accumulators of the ``row`` kernel.
 UNROLL = 8
 _MAP, _REDUCE, _POST = "// -- map_expr --", "// -- reduce_expr --", "// -- post_map_expr --"
+_PRE_MARK = "// -- preamble --"
 
 
 def normalize_axis(axis: Any, ndim: int, kernel: str) -> tuple[int, ...]:
@@ -169,7 +170,7 @@ class ReductionKernel:
         ins = self.in_params
         lines = [f"#define _type_reduce {self.reduce_type}"]
         if self.preamble.strip():
-            lines += ["{% raw %}", self.preamble, "{% endraw %}"]
+            lines += [_PRE_MARK, "{% raw %}", self.preamble, "{% endraw %}"]
         args = ", ".join(f"const {p.ctype}{'*' if p.raw else ''} {p.name}" for p in ins)
         lines += ["static inline _type_reduce _pk_reduce(_type_reduce a, _type_reduce b) {",
                   "    return (", _REDUCE, placed(self.reduce_expr), "    );", "}"]
@@ -392,6 +393,9 @@ class ReductionKernel:
                 frags.append((self.map_expr, line_of(src, _MAP) + 1))
             if _POST in src:
                 frags.append((self.post_map_expr, line_of(src, _POST) + 1))
+            if _PRE_MARK in src:
+                frags.append((Fragment(self.preamble, "preamble", self.name),
+                              line_of(src, _PRE_MARK) + 1))
             hit = self._kernels[key] = (
                 build_kernel(src, self.name, frags, bindings, self.debug), frags)
         return hit
