@@ -350,6 +350,18 @@ def test_a_wrong_fixed_dtype_names_the_fix():
         k(np.ones(3))
 
 
+def test_a_scalar_out_of_range_names_the_parameter():
+    k = pk.ElementwiseKernel("int8 x, int8 a", "int8 y", "y = x + a", "small_ints")
+    x = np.zeros(4, np.int8)
+    np.testing.assert_array_equal(k(x, 3), np.full(4, 3))
+    with pytest.raises(pk.KernelArgumentError, match=r"argument 'a' \(int8_t\) cannot hold 300"):
+        k(x, 300)  # the second call replays the first's plan, then takes the checked road
+    s = pk.ReductionKernel("T x, int8 w", "T y", "x * w", "a + b", "y = a", "0", "small_w")
+    assert s(np.ones(3, np.float32), 2) == 6
+    with pytest.raises(pk.KernelArgumentError, match="'w'"):
+        s(np.ones(3, np.float32), 1000)
+
+
 def test_shapes_that_do_not_broadcast():
     k = pk.ElementwiseKernel(*SAXPY)
     with pytest.raises(ValueError, match=r"do not broadcast.*'x' \(3,\), 'y' \(4,\)"):

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..backends.base import Backend
-from ..errors import CompilationError, KernelSyntaxError, KernelTypeError
+from ..errors import CompilationError, KernelArgumentError, KernelSyntaxError, KernelTypeError
 from ..kernels import Kernel
 from ..launch.resolve import get_backend
 from ..source.source_map import SourceMap
@@ -121,9 +121,22 @@ def out_dtype(kernel: str, p: BlockParam, bound: dict[str, str]) -> np.dtype:
     return TYPE_DTYPES[bound[p.ctype]]
 
 
-def cast_scalar(value: Any, type_name: str) -> Any:
-    """A scalar as its parameter's type (CuPy's conversion), as a NumPy scalar."""
-    return TYPE_DTYPES[type_name].type(value)
+def cast_scalar(value: Any, type_name: str, kernel: str = "", name: str = "") -> Any:
+    """A scalar as its parameter's type (CuPy's conversion), as a NumPy scalar.
+
+    Raises
+    ------
+    KernelArgumentError
+        The value does not fit the type (``300`` for an ``int8``); the message names the
+        parameter.
+    """
+    dtype = TYPE_DTYPES[type_name]
+    try:
+        return dtype.type(value)
+    except (OverflowError, ValueError) as exc:
+        raise KernelArgumentError(
+            f"{kernel}: argument {name!r} ({type_name}) cannot hold {value!r} ({exc}); pass "
+            f"a value in range, or an array of a wider dtype") from None
 
 
 def build_kernel(source: str, name: str, fragments: list[tuple[Fragment, int]],
@@ -252,11 +265,20 @@ class Recorder:
         return self.steps, specs
 
 
-def replay(plan: tuple, values: list[Any]) -> None:
-    """Launch a :meth:`Recorder.plan` with new values (NumPy arrays on ``CPU()``)."""
+def replay(plan: tuple, values: list[Any]) -> bool:
+    """Launch a :meth:`Recorder.plan` with new values (NumPy arrays on ``CPU()``).
+
+    Returns False, launching nothing, when a scalar does not convert as before (out of
+    range): the caller then takes the checked road, which names the argument.
+    """
     steps, specs = plan
     scratch = [np.empty(shape, dtype) for shape, dtype in specs]
-    for built, tokens, kwargs in steps:
-        args = [values[v] if t == 0 else v if t == 2 else scratch[v] if t == 3 else
-                t(values[v]) for t, v in tokens]
+    try:
+        calls = [(built, [values[v] if t == 0 else v if t == 2 else scratch[v] if t == 3
+                          else t(values[v]) for t, v in tokens], kwargs)
+                 for built, tokens, kwargs in steps]
+    except (OverflowError, ValueError, TypeError):
+        return False
+    for built, args, kwargs in calls:
         launch(*built, *args, **kwargs)
+    return True

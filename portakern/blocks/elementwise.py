@@ -39,6 +39,8 @@ __all__ = ["ElementwiseKernel", "coordinates", "index_expr"]
 
 _OP_MARK = "// -- operation --"
 _PRE_MARK = "// -- preamble --"
+#: What :meth:`ElementwiseKernel._replay` returns when the call must take the checked road.
+_FAILED = object()
 
 
 def coordinates(ndim: int, extents: str = "_n") -> list[str]:
@@ -194,7 +196,9 @@ class ElementwiseKernel:
         key = None if kwargs else plan_key(args, size)
         plan = self._plans.get(key) if key is not None else None
         if plan is not None:
-            return self._replay(plan, args)
+            done = self._replay(plan, args)
+            if done is not _FAILED:
+                return done
         ins, outs = split_args(self.name, self.in_params, self.out_params, args)
         backend = backend_of(ins + outs)
         bound = bind_types(self.name, self.params, ins + outs, dtype_getter(backend))
@@ -253,8 +257,11 @@ class ElementwiseKernel:
         if not results:
             results = [np.empty(*alloc) for alloc in allocs]
         values = [*args[:len(self.in_params)], *results]
-        launch_args = [values[item] if kind == 0 else item if kind == 2 else
-                       kind(values[item]) for kind, item in recipe]
+        try:
+            launch_args = [values[item] if kind == 0 else item if kind == 2 else
+                           kind(values[item]) for kind, item in recipe]
+        except (OverflowError, ValueError, TypeError):
+            return _FAILED  # a scalar out of range: the checked road names it
         launch(kernel, frags, *launch_args, ndrange=ndrange)
         if self.no_return:
             return None
@@ -293,7 +300,7 @@ class ElementwiseKernel:
                     recipe.append((0, k))
             elif k not in flats:
                 kinds.append("S")
-                value = cast_scalar(a, bound.get(p.ctype, p.ctype))
+                value = cast_scalar(a, bound.get(p.ctype, p.ctype), self.name, p.name)
                 launch_args.append(value)
                 if recipe is not None:
                     recipe.append((type(value), k))

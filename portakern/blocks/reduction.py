@@ -418,8 +418,8 @@ class ReductionKernel:
         if plan is not None:
             steps, allocs = plan
             results = list(args[len(self.in_params):]) or [np.empty(*a) for a in allocs]
-            replay(steps, [*args[:len(self.in_params)], *results])
-            return results[0] if len(results) == 1 else tuple(results)
+            if replay(steps, [*args[:len(self.in_params)], *results]):
+                return results[0] if len(results) == 1 else tuple(results)
         ins, outs = split_args(self.name, self.in_params, self.out_params, args)
         backend = backend_of(ins + outs)
         bound = bind_types(self.name, self.params, ins + outs, dtype_getter(backend))
@@ -503,7 +503,8 @@ class ReductionKernel:
                 in_args.append(flat(a, backend).handle)
             elif k not in flats:
                 kinds.append("S")
-                in_args.append(rec.scalar(cast_scalar(a, bound.get(p.ctype, p.ctype)), k))
+                in_args.append(rec.scalar(cast_scalar(a, bound.get(p.ctype, p.ctype),
+                                                      self.name, p.name), k))
             else:
                 inner = kstride[k][-1] if form == "tile" else rstride[k][-1]
                 kinds.append("C" if inner == 1 else "N")
@@ -567,5 +568,6 @@ def _tree(names: list[str]) -> str:
 
 def in_args_scalars(block: ReductionKernel, ins: list[Any], bound: dict[str, str]) -> list:
     """Each input as its scalar value where it is one (None elsewhere), in order."""
-    return [cast_scalar(a, bound.get(p.ctype, p.ctype)) if is_scalar(a) and not p.raw
+    return [cast_scalar(a, bound.get(p.ctype, p.ctype), block.name, p.name)
+            if is_scalar(a) and not p.raw
             else None for p, a in zip(block.in_params, ins, strict=False)]
