@@ -397,6 +397,11 @@ def test_reduction_axis_errors():
         s(X3, axis=1.5)
 
 
+def test_cupy_loop_code_is_refused_not_ignored():
+    with pytest.raises(pk.KernelTypeError, match="loop_prep"):
+        pk.ElementwiseKernel("T x", "T y", "y = x", "looped", loop_prep="int q = 0;")
+
+
 def test_bad_parameter_strings():
     with pytest.raises(pk.KernelSyntaxError, match=r"'\[raw\] TYPE NAME'"):
         pk.ElementwiseKernel("T", "T y", "y = 1", "bad_params")

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import KernelTypeError
 from ..kernels import Kernel
 from .arrays import aligned_strides, broadcast_shape, c_strides, collapse, flat
 from .common import (
@@ -82,6 +83,8 @@ class ElementwiseKernel:
         C source put before the kernel: helper functions, ``#define``\\ s.
     no_return, return_tuple : bool
         CuPy's: return None, or always a tuple of the outputs.
+    options : tuple of str
+        CuPy's compiler options: accepted and not used (each backend picks its own).
     reduce_dims : bool
         Accepted for CuPy compatibility; axes are always merged where that is exact.
     debug : bool, optional
@@ -97,10 +100,14 @@ class ElementwiseKernel:
                  name: str = "kernel", reduce_dims: bool = True, preamble: str = "",
                  no_return: bool = False, return_tuple: bool = False, *,
                  debug: bool | None = None, **kwargs: Any) -> None:
-        for key in kwargs:
+        for key, value in kwargs.items():
             if key not in ("options", "loop_prep", "after_loop"):
                 raise TypeError(f"ElementwiseKernel() got an unexpected keyword argument "
                                 f"{key!r}")
+            if key != "options" and value:  # CuPy's code around its loop: no loop here
+                raise KernelTypeError(
+                    f"ElementwiseKernel({key}=...) is not supported: each element is its "
+                    f"own work-item, so there is no loop; put shared code in preamble=")
         self.name = check_name(name, "ElementwiseKernel")
         self.in_params = parse_params(in_params, False, "in_params")
         self.out_params = parse_params(out_params, True, "out_params")
