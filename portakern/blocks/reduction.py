@@ -524,8 +524,9 @@ class ReductionKernel:
         kinds_t = tuple(kinds)
         extents = list(kdims) + list(rdims)
         if form == "partial":
-            parts = max(1, min(rdims[0], 8 * (os.cpu_count() or 1),
-                               -(-total // 4096)))
+            # A few chunks per core on a CPU; on a GPU, enough work-items to fill it.
+            most = 8 * (os.cpu_count() or 1) if on_cpu else 1 << 16
+            parts = max(1, min(rdims[0], most, -(-total // (4096 if on_cpu else 256))))
             chunk = max(1, -(-rdims[0] // parts))
             parts = max(1, -(-rdims[0] // chunk))
             rtype = bound.get(self.reduce_type, self.reduce_type)
