@@ -40,6 +40,7 @@ shipped inside a Python package, through :mod:`importlib.resources`).
 if TYPE_CHECKING:  # loaded on first use at run time (__getattr__ below); typed here
     from .backends.cuda import CUDA
     from .backends.metal import MLXCUDA, Metal
+    from .blocks import ElementwiseKernel, ReductionKernel
     from .blocks.copy_if import copy_if
     from .blocks.scan import ExclusiveScanKernel, InclusiveScanKernel
 
@@ -50,6 +51,7 @@ __all__ = [
     "CPU",
     "CUDA",
     "CompilationError",
+    "ElementwiseKernel",
     "ExclusiveScanKernel",
     "InclusiveScanKernel",
     "Kernel",
@@ -68,6 +70,7 @@ __all__ = [
     "Output",
     "PortabilityWarning",
     "PortakernError",
+    "ReductionKernel",
     "Timings",
     "__version__",
     "copy_if",
@@ -82,7 +85,9 @@ __all__ = [
 # (DESIGN §4: a ready kernel in a new process in under 50 ms).
 _LAZY = {"CUDA": "portakern.backends.cuda", "Metal": "portakern.backends.metal",
          "MLXCUDA": "portakern.backends.metal",
-         # The building blocks too: a CPU user who never scans does not pay for them.
+         # The building blocks (docs/building-blocks.md) load on first use too: a CPU
+         # user who never calls one does not pay for them.
+         "ElementwiseKernel": "portakern.blocks", "ReductionKernel": "portakern.blocks",
          "InclusiveScanKernel": "portakern.blocks.scan",
          "ExclusiveScanKernel": "portakern.blocks.scan", "copy_if": "portakern.blocks.copy_if"}
 

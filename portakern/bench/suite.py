@@ -379,7 +379,10 @@ def run(*, backend: str | None = None, quick: bool = False, only: Sequence[str] 
     if quick:
         repeats, startup = 1, False
     workloads = [w for w in WORKLOADS if not only or w.name in only]
-    from .scan_rows import NAMES as BLOCK_ROWS
+    from .block_rows import NAMES as ELEMENTWISE_ROWS
+    from .scan_rows import NAMES as SCAN_ROWS
+
+    BLOCK_ROWS = (*ELEMENTWISE_ROWS, *SCAN_ROWS)
 
     unknown = set(only) - {w.name for w in WORKLOADS} - set(BLOCK_ROWS)
     if unknown:
@@ -404,6 +407,9 @@ def run(*, backend: str | None = None, quick: bool = False, only: Sequence[str] 
             from .creation_rows import bench_rows as creation_rows
 
             rows += creation_rows(quick, repeats, only)
+            from .block_rows import bench_rows as block_rows  # docs/building-blocks.md
+
+            rows += block_rows(quick, repeats, budget, only)
         for b in backends:
             rows += bench_backend(b, workloads, quick, repeats, budget, bar)
         from .scan_rows import bench_rows as scan_rows  # pk.InclusiveScanKernel, copy_if
