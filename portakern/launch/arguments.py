@@ -45,6 +45,8 @@ def remember(kdef: KernelDef, args: tuple, launch_args: list, bindings: tuple,
     weakly and handles not at all, so a launcher never keeps an array or its device
     memory alive.
     """
+    if any(p.axes for p in kdef.params):
+        return None  # an N-d array's strides and span are worked out on every launch
     by_arrays = {p.type for p in kdef.params if p.pointer}
     bound = dict(bindings)
     entries: list = []
@@ -179,6 +181,7 @@ def _check_args(kdef: KernelDef, args: tuple, backend: Backend, constants: dict[
     bound_by: dict[str, str] = {tv: "specialize()" for tv in bindings}
     out: list = [None] * len(params)
     extents: list = [None] * len(params)
+    hidden: dict[str, list] = {}  # per N-d array: its extents, strides and offset
     for i, (p, a) in enumerate(zip(params, args, strict=True)):
         if not p.pointer:
             continue
@@ -211,10 +214,16 @@ def _check_args(kdef: KernelDef, args: tuple, backend: Backend, constants: dict[
         else:
             bindings[p.type] = name
             bound_by[p.type] = _source(i, p, lab(p.name))
+        if p.axes:
+            out[i], extents[i], hidden[p.name] = _nd_layout(i, p, a, info, lab(p.name))
+            continue
         if not info.c_contiguous:
+            axes = ", ".join(":" * max(len(info.shape), 1))
             raise KernelArgumentError(
                 f"{_describe(i, p, lab(p.name))} must be C-contiguous; pass a contiguous copy "
-                f"({_contiguous(a, lab(p.name) or p.name)})")
+                f"({_contiguous(a, lab(p.name) or p.name)}), or declare the parameter "
+                f"'{'const ' if p.const else ''}{p.type} {p.name}[{axes}]' to take strided "
+                f"views")
         if p.writable and not info.writable:
             raise KernelArgumentError(
                 f"{_describe(i, p, lab(p.name))} is read-only but the kernel may write it; "
@@ -253,7 +262,98 @@ def _check_args(kdef: KernelDef, args: tuple, backend: Backend, constants: dict[
                 f"support; convert it ({fix}) or use another backend")
     at[0] = None
     _check_no_alias(params, out, extents, lab, at)
+    for p in params:
+        if p.axes:
+            out += hidden[p.name]  # the order of syntax.language.hidden_params
     return out, tuple(sorted((tv, bindings[tv]) for tv in kdef.type_vars))
+
+
+def _nd_layout(i: int, p: Any, a: Any, info: Any, label: str | None) -> tuple[Any, Any, list]:
+    """What an N-d array parameter ``p`` passes for ``a``: ``(handle, extent, hidden)``.
+
+    ``hidden`` is its extents, element strides and element offset (int64 scalars, the
+    order of :func:`portakern.syntax.language.hidden_params`). The strides come from the
+    array, so a view (a slice, a transpose, a negative step, a broadcast) runs without a
+    copy: a NumPy array passes the lowest address its elements occupy (a C pointer or
+    a PoCL buffer over exactly that span) and the offset of its first element from
+    there; a CuPy array its first element's pointer; a PyOpenCL array its buffer and
+    ``.offset``. Another array (DLPack, MLX) must be C-contiguous here (MLX's launcher
+    makes its arrays contiguous, counting the copy).
+    """
+    where = _describe(i, p, label)
+    shape = tuple(int(n) for n in info.shape)
+    name = label or p.name
+    if len(shape) != p.axes:
+        raise KernelArgumentError(
+            f"{where} has {p.axes} ax{'is' if p.axes == 1 else 'es'}, got an array of shape "
+            f"{shape} ({len(shape)} ax{'is' if len(shape) == 1 else 'es'}); pass a "
+            f"{p.axes}-d array ({name}.reshape(...)) or declare the parameter with one ':' "
+            f"per axis")
+    itemsize = info.dtype.itemsize
+    lib = _library(a)
+    byte_strides = getattr(a, "strides", None) if lib in ("numpy", "cupy", "pyopencl") else None
+    if byte_strides is None:
+        if not info.c_contiguous:
+            raise KernelArgumentError(
+                f"{where}: this array does not expose its strides; pass a C-contiguous "
+                f"one ({_contiguous(a, name)})")
+        byte_strides = tuple(int(math.prod(shape[d + 1:])) * itemsize for d in range(len(shape)))
+    odd = [d for d, s in enumerate(byte_strides) if s % itemsize and shape[d] > 1]
+    if odd:
+        raise KernelArgumentError(
+            f"{where} has a stride of {byte_strides[odd[0]]} bytes along axis {odd[0]}, not a "
+            f"multiple of its {itemsize}-byte elements; pass a copy ({_contiguous(a, name)})")
+    strides = [int(s) // itemsize if shape[d] > 1 else 0 for d, s in enumerate(byte_strides)]
+    if p.writable:
+        zero = [d for d, s in enumerate(strides) if s == 0 and shape[d] > 1]
+        if zero and math.prod(shape):
+            raise KernelArgumentError(
+                f"{where} has stride 0 along axis {zero[0]} (a broadcast view of shape "
+                f"{shape}): its elements share memory, so work-items writing them would race; "
+                f"pass a writable array of its own ({_contiguous(a, name)}), or declare the "
+                f"parameter 'const {p.type} {p.name}[{', '.join(':' * p.axes)}]' if the kernel "
+                f"only reads it")
+    if p.writable and not info.writable:
+        raise KernelArgumentError(
+            f"{where} is read-only but the kernel may write it; pass a writable array, or "
+            f"declare the parameter 'const {p.type} {p.name}[{', '.join(':' * p.axes)}]' if "
+            f"the kernel only reads it")
+    empty = math.prod(shape) == 0
+    # The element with the lowest address, relative to the first one.
+    low = 0 if empty else sum(s * (n - 1) for s, n in zip(strides, shape, strict=True) if s < 0)
+    span = 0 if empty else 1 + sum(abs(s) * (n - 1) for s, n in zip(strides, shape, strict=True))
+    handle, extent, offset = info.handle, info.extent, 0
+    if lib == "numpy" and isinstance(info.handle, np.ndarray):
+        handle = _span_view(a, span)
+        offset = -low
+    elif lib == "pyopencl":
+        if a.offset % itemsize:
+            raise KernelArgumentError(
+                f"{where} starts {a.offset} bytes into its buffer, not a multiple of its "
+                f"{itemsize}-byte elements; pass a copy ({_contiguous(a, name)})")
+        handle, offset = a.base_data, a.offset // itemsize
+    elif handle is None:
+        raise KernelArgumentError(f"{where} cannot be passed as it is; pass a copy "
+                                  f"({_contiguous(a, name)})")
+    if extent is not None:
+        extent = (extent[0] + low * itemsize, span * itemsize)
+    values = [np.int64(n) for n in shape] + [np.int64(s) for s in strides] + [np.int64(offset)]
+    return handle, extent, values
+
+
+def _span_view(a: np.ndarray, span: int) -> np.ndarray:
+    """A 1-d contiguous view of the ``span`` elements of ``a``'s memory from its lowest
+    address: what a kernel indexes with ``a``'s strides (no copy)."""
+    if span == 0:
+        return np.empty(0, a.dtype)
+    if a.flags.c_contiguous:
+        return a.reshape(-1)
+    from numpy.lib.stride_tricks import as_strided
+
+    # Each axis with a negative stride reversed: the first element is the lowest one.
+    low = a[tuple(slice(None, None, -1) if s < 0 else slice(None) for s in a.strides)]
+    return as_strided(low, shape=(span,), strides=(a.itemsize,),
+                      writeable=bool(a.flags.writeable))
 
 
 def _source(i: int, p: Any, label: str | None) -> str:

@@ -1,0 +1,232 @@
+"""N-d array parameters ``T x[:, :]`` (DESIGN section 1a, "Arrays that know their shape").
+
+The parse, the lowering to strided flat subscripts, and runs on views (transposes,
+stepped and reversed slices, broadcasts) compared with NumPy, on every path here.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import portakern as pk
+from portakern.syntax.language import hidden_params
+
+TRANSPOSE = """
+@kernel void transpose(T out[:, :], const T in[:, :]) {
+    auto [i, j] = @index(Global, NTuple);
+    out[j, i] = in[i, j];
+}
+"""
+
+SIZES = """
+@kernel void sizes(long* got, const float x[:, :, :]) {
+    got[0] = @size(x, 0);
+    got[1] = @size(x, 1);
+    got[2] = @size(x, 2);
+    got[3] = @length(x);
+}
+"""
+
+#: out = a + b, b broadcast along the rows.
+ADD = """
+@kernel void add(float out[:, :], const float a[:, :], const float b[:, :]) {
+    auto [i, j] = @index(Global, NTuple);
+    out[i, j] = a[i, j] + b[i, j];
+}
+"""
+
+
+@pytest.fixture(params=["native", "opencl"])
+def cpu(request, monkeypatch):
+    """CPU() on its native path, and with every kernel on PoCL (PORTAKERN_CPU=opencl)."""
+    if request.param == "opencl":
+        monkeypatch.setenv("PORTAKERN_CPU", "opencl")
+    else:
+        monkeypatch.delenv("PORTAKERN_CPU", raising=False)
+    backend = pk.CPU()
+    if not backend.available():
+        pytest.skip(f"CPU() unavailable: {backend.available().reason}")
+    return backend
+
+
+def _views(rng):
+    base = rng.standard_normal((12, 10)).astype(np.float32)
+    return {
+        "contiguous": base,
+        "transpose": base.T,
+        "stepped and reversed": base[::2, ::-1],
+        "offset slice": base[3:9, 2:7],
+        "broadcast": np.broadcast_to(rng.standard_normal(7).astype(np.float32), (5, 7)),
+        "reversed rows of a transpose": base.T[::-1],
+    }
+
+
+# -- the parse -------------------------------------------------------------------------------
+
+def test_parameter_form():
+    k = pk.kernel(TRANSPOSE)
+    out, x = k.signature
+    assert (out.axes, out.const, out.pointer, x.axes, x.const) == (2, False, True, 2, True)
+    assert out.describe() == "T[:, :]" and x.describe() == "const T[:, :]"
+    names = [p.name for p in hidden_params(k.signature)]
+    assert names == ["pk_out_n0", "pk_out_n1", "pk_out_s0", "pk_out_s1", "pk_out_o",
+                     "pk_in_n0", "pk_in_n1", "pk_in_s0", "pk_in_s1", "pk_in_o"]
+    # MLX generates x_shape / x_strides / x_ndim per input: the hidden names avoid them.
+    assert not any(s in n for n in names for s in ("_shape", "_strides", "_ndim"))
+
+
+@pytest.mark.parametrize("param, fragment", [
+    ("float* x[:, :]", "without '*'"),
+    ("float x[:, 4]", "not a fixed-size array"),
+    ("float x[:, :, :, :, :]", "at most 4 axes"),
+    ("float x[:, ]", "one ':' per axis"),
+])
+def test_bad_parameter_forms(param, fragment):
+    with pytest.raises(pk.KernelSyntaxError, match=re.escape(fragment)):
+        pk.kernel(f"@kernel void f({param}) {{ }}")
+
+
+def test_flat_pointer_with_two_indices_names_the_nd_form():
+    with pytest.raises(pk.KernelSyntaxError) as err:
+        pk.kernel("@kernel void f(float* x, long n) { auto [i, j] = @index(Global, NTuple);"
+                  " x[i, j] = 0.0f; }")
+    assert "'float x[:, :]'" in str(err.value) and "comma operator" in str(err.value)
+
+
+@pytest.mark.parametrize("body, fragment", [
+    ("x[i] = 0.0f;", "takes 2 indices"),
+    ("x[i, j, 0] = 0.0f;", "takes 2 indices"),
+    ("float* p = x; p[0] = 1.0f;", "its strides do not travel"),
+    ("x[i, j] = @size(x, 2);", "has 2 axes"),
+    ("x[i, j] = @size(y, 0);", "declare it 'float y[:]'"),
+    ("x[i, j] = @size(x);", "@size takes"),
+])
+def test_bad_uses(body, fragment):
+    k = pk.kernel("@kernel void f(float x[:, :], float* y) {"
+                  f" auto [i, j] = @index(Global, NTuple); {body} }}")
+    with pytest.raises(pk.KernelSyntaxError, match=re.escape(fragment)):
+        k.render("opencl")
+
+
+def test_rendering_uses_the_hidden_strides():
+    text = pk.kernel(TRANSPOSE).render("opencl", T="float")
+    assert "const long pk_in_s1" in text
+    assert "in[pk_in_o + (i) * pk_in_s0 + ( j) * pk_in_s1]" in text
+
+
+# -- runs on views -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("view", list(_views(np.random.default_rng(0))))
+def test_transpose_of_views(cpu, view):
+    a = _views(np.random.default_rng(1))[view]
+    out = np.full(a.shape[::-1], -1, np.float32)
+    pk.kernel(TRANSPOSE)(cpu)(out, a, ndrange=a.shape)
+    np.testing.assert_array_equal(out, a.T)
+
+
+def test_a_written_view_writes_through_to_its_base(cpu):
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((3, 8)).astype(np.float32)
+    base = np.zeros((8, 12), np.float32)
+    pk.kernel(TRANSPOSE)(cpu)(base[::-1, 1::4], a, ndrange=a.shape)
+    expected = np.zeros((8, 12), np.float32)
+    expected[::-1, 1::4] = a.T
+    np.testing.assert_array_equal(base, expected)
+
+
+def test_broadcast_const_input(cpu):
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((6, 5)).astype(np.float32)
+    b = np.broadcast_to(rng.standard_normal(5).astype(np.float32), a.shape)
+    out = np.zeros_like(a)
+    pk.kernel(ADD)(cpu)(out, a, b, ndrange=a.shape)
+    np.testing.assert_allclose(out, a + b, rtol=1e-6)
+
+
+def test_sizes_and_length(cpu):
+    x = np.zeros((4, 6, 10), np.float32)[:, ::2, 1:8]
+    got = np.zeros(4, np.int64)
+    pk.kernel(SIZES)(cpu)(got, x, ndrange=1)
+    assert got.tolist() == [4, 3, 7, 4 * 3 * 7]
+
+
+def test_type_variable_binds_from_an_nd_array(cpu):
+    a = np.arange(12, dtype=np.int32).reshape(3, 4)[:, ::-1]
+    out = np.zeros((4, 3), np.int32)
+    pk.kernel(TRANSPOSE)(cpu)(out, a, ndrange=a.shape)
+    np.testing.assert_array_equal(out, a.T)
+
+
+def test_one_variant_per_element_type_not_per_shape(cpu):
+    k = pk.kernel(TRANSPOSE)
+    launch = k(cpu)
+    rng = np.random.default_rng(4)
+    for shape in [(3, 4), (5, 2), (7, 7)]:
+        a = rng.standard_normal(shape).astype(np.float32)[::-1]
+        out = np.zeros(shape[::-1], np.float32)
+        launch(out, a, ndrange=a.shape)
+        np.testing.assert_array_equal(out, a.T)
+    assert len({key[0] for key in launch.plans}) == 1  # one binding: T=float
+
+
+# -- refused arguments -----------------------------------------------------------------------
+
+def test_written_broadcast_is_refused(cpu):
+    a = np.zeros((4, 5), np.float32)
+    b = np.broadcast_to(np.zeros(5, np.float32), (4, 5))
+    with pytest.raises(pk.KernelArgumentError, match="read-only|stride 0"):
+        pk.kernel(ADD)(cpu)(b, a, a, ndrange=a.shape)
+
+
+def test_a_writable_stride_zero_view_is_refused(cpu):
+    from numpy.lib.stride_tricks import as_strided
+
+    a = np.zeros((4, 5), np.float32)
+    row = np.zeros(5, np.float32)
+    b = as_strided(row, shape=(4, 5), strides=(0, 4))  # writable, every row the same
+    with pytest.raises(pk.KernelArgumentError, match="stride 0 along axis 0.*race"):
+        pk.kernel(ADD)(cpu)(b, a, a, ndrange=a.shape)
+
+
+def test_wrong_number_of_axes_is_refused(cpu):
+    with pytest.raises(pk.KernelArgumentError, match=r"has 2 axes, got an array of shape \(12,\)"):
+        pk.kernel(TRANSPOSE)(cpu)(np.zeros((3, 4), np.float32), np.zeros(12, np.float32),
+                                   ndrange=(3, 4))
+
+
+def test_stride_not_a_multiple_of_the_element_is_refused(cpu):
+    raw = np.zeros(64, np.uint8)
+    odd = np.ndarray((3, 4), np.float32, buffer=raw, offset=0, strides=(18, 4))
+    with pytest.raises(pk.KernelArgumentError, match="18 bytes along axis 0"):
+        pk.kernel(TRANSPOSE)(cpu)(np.zeros((4, 3), np.float32), odd, ndrange=(3, 4))
+
+
+def test_overlapping_const_view_is_refused(cpu):
+    a = np.zeros((4, 4), np.float32)
+    with pytest.raises(pk.KernelArgumentError, match="shares memory"):
+        pk.kernel(TRANSPOSE)(cpu)(a, a.T, ndrange=(4, 4))
+
+
+def test_flat_parameter_still_wants_contiguous_and_names_the_nd_form(cpu):
+    k = pk.kernel("@kernel void f(float* y) { y[@index(Global, Linear)] = 1.0f; }")
+    with pytest.raises(pk.KernelArgumentError, match=r"C-contiguous.*'float y\[:, :\]'"):
+        k(cpu)(np.zeros((4, 4), np.float32).T, ndrange=16)
+
+
+# -- PyOpenCL arrays (strides and .offset) ------------------------------------------------------
+
+def test_pyopencl_views():
+    cla = pytest.importorskip("pyopencl.array")
+    backend = pk.OpenCL()
+    if not backend.available():
+        pytest.skip(f"OpenCL unavailable: {backend.available().reason}")
+    rng = np.random.default_rng(5)
+    host = rng.standard_normal((8, 6)).astype(np.float32)
+    dev = cla.to_device(backend.queue, host)
+    for view, expected in [(dev, host), (dev[2:6], host[2:6]), (dev.T, host.T)]:
+        out = cla.zeros(backend.queue, expected.shape[::-1], np.float32)
+        pk.kernel(TRANSPOSE)(backend)(out, view, ndrange=expected.shape)
+        np.testing.assert_array_equal(out.get(), expected.T)
