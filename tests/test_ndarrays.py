@@ -230,3 +230,86 @@ def test_pyopencl_views():
         out = cla.zeros(backend.queue, expected.shape[::-1], np.float32)
         pk.kernel(TRANSPOSE)(backend)(out, view, ndrange=expected.shape)
         np.testing.assert_array_equal(out.get(), expected.T)
+
+
+# -- the CUDA and Metal stand-ins (or a real GPU / Mac) ---------------------------------------
+
+@pytest.mark.gpu
+def test_cuda_views():
+    cp = pytest.importorskip("cupy")
+    backend = pk.CUDA()
+    if not backend.available():
+        pytest.skip(f"CUDA unavailable: {backend.available().reason}")
+    rng = np.random.default_rng(6)
+    host = rng.standard_normal((12, 10)).astype(np.float32)
+    dev = cp.asarray(host)
+    k = pk.kernel(TRANSPOSE)
+    for view, expected in [(dev.T, host.T), (dev[::2, ::-1], host[::2, ::-1]),
+                           (dev[3:9, 2:7], host[3:9, 2:7])]:
+        out = cp.zeros(expected.shape[::-1], np.float32)
+        k(backend)(out, view, ndrange=expected.shape)
+        np.testing.assert_array_equal(cp.asnumpy(out), expected.T)
+    # A written view writes through; a broadcast const input is read with stride 0.
+    base = cp.zeros((10, 24), np.float32)
+    row = rng.standard_normal(10).astype(np.float32)
+    b = cp.broadcast_to(cp.asarray(row), (12, 10))
+    k(backend)(base[::-1, 1::2], b, ndrange=(12, 10))
+    expected = np.zeros((10, 24), np.float32)
+    expected[::-1, 1::2] = np.broadcast_to(row, (12, 10)).T
+    np.testing.assert_array_equal(cp.asnumpy(base), expected)
+
+
+@pytest.mark.metal
+def test_metal_views_are_made_contiguous_and_counted():
+    mx = pytest.importorskip("mlx.core")
+    backend = pk.Metal()
+    if not backend.available():
+        pytest.skip(f"Metal unavailable: {backend.available().reason}")
+    rng = np.random.default_rng(7)
+    host = rng.standard_normal((12, 10)).astype(np.float32)
+    dev = mx.array(host)
+    k = pk.kernel(TRANSPOSE)
+    # What a launch of contiguous arrays copies anyway (the written array's write-back).
+    out = mx.zeros((10, 12), dtype=mx.float32)
+    backend.reset_counters()
+    k(backend)(out, dev, ndrange=host.shape)
+    baseline = backend.copies
+    for view, expected, copied in [(dev, host, 0), (dev.T, host.T, 1),
+                                   (dev[::2, ::-1], host[::2, ::-1], 1)]:
+        out = mx.zeros(expected.shape[::-1], dtype=mx.float32)
+        backend.reset_counters()
+        k(backend)(out, view, ndrange=expected.shape)
+        np.testing.assert_array_equal(np.array(out), expected.T)
+        assert backend.copies == copied + baseline
+
+
+# -- the CUDA PTX and Metal clang checks of the rendering -------------------------------------
+
+def test_cuda_rendering_compiles_to_ptx():
+    from portakern.backends.cuda import CUDA
+    from portakern.checks.cuda import cuda_check_available
+
+    ok, why = cuda_check_available()
+    if not ok:
+        pytest.skip(f"no CUDA compiler for the PTX check: {why}")
+    for source, ndim in [(TRANSPOSE, 2), (SIZES, 1)]:
+        kernel = pk.kernel(source)
+        rendered = kernel.rendered("cuda", {tv: "float" for tv in kernel.type_vars}, ndim)
+        ptx = CUDA.compile_check(rendered, "compute_90")
+        assert f".entry {kernel.name}(" in ptx
+
+
+def test_metal_rendering_passes_the_clang_check():
+    from portakern.backends import _mlx
+    from portakern.checks.metal import check_metal, metal_check_available
+
+    ok, why = metal_check_available()
+    if not ok:
+        pytest.skip(f"no clang for the Metal syntax check: {why}")
+    for source, ndim in [(TRANSPOSE, 2), (SIZES, 1)]:
+        kernel = pk.kernel(source)
+        bindings = {tv: "float" for tv in kernel.type_vars}
+        rendered = kernel.rendered("metal", bindings, ndim)
+        check_metal(rendered.source, sources=rendered.sources())
+        program = _mlx.build_program(rendered, "metal", cast64=False)
+        check_metal(_mlx.translation_unit(program, bindings), sources=rendered.sources())
