@@ -313,3 +313,79 @@ def test_metal_rendering_passes_the_clang_check():
         check_metal(rendered.source, sources=rendered.sources())
         program = _mlx.build_program(rendered, "metal", cast64=False)
         check_metal(_mlx.translation_unit(program, bindings), sources=rendered.sources())
+
+
+# -- debug mode: each axis checked -------------------------------------------------------------
+
+SHIFT = """
+@kernel void shift(float out[:, :], const float in[:, :]) {
+    auto [i, j] = @index(Global, NTuple);
+    out[i, j] = in[i, j + 1];
+}
+"""
+
+
+def test_debug_mode_checks_each_axis(cpu):
+    k = pk.kernel(SHIFT, debug=True)
+    a = np.arange(20, dtype=np.float32).reshape(4, 5)[:, ::-1]
+    out = np.zeros((4, 5), np.float32)
+    with pytest.raises(pk.KernelFaultError) as err:
+        k(cpu)(out, a, ndrange=(4, 5))
+    e = err.value
+    assert (e.parameter, e.argument, e.dimension, e.index, e.extent) == ("in", 1, 1, 5, 5)
+    assert e.work_item[1] == 4 and e.lineno == 4
+    assert "axis 1 of 'in'" in str(e) and "extent 5 along axis 1" in str(e)
+    # In bounds on every axis (a view whose flat offsets are negative): no fault.
+    ok = pk.kernel(TRANSPOSE, debug=True)
+    out2 = np.zeros((5, 4), np.float32)
+    ok(cpu)(out2, a, ndrange=(4, 5))
+    np.testing.assert_array_equal(out2, a.T)
+
+
+@pytest.mark.gpu
+def test_debug_mode_on_cuda():
+    cp = pytest.importorskip("cupy")
+    backend = pk.CUDA()
+    if not backend.available():
+        pytest.skip(f"CUDA unavailable: {backend.available().reason}")
+    a = cp.asarray(np.arange(20, dtype=np.float32).reshape(4, 5)).T  # (5, 4)
+    out = cp.zeros((5, 4), np.float32)
+    with pytest.raises(pk.KernelFaultError) as err:
+        pk.kernel(SHIFT, debug=True)(backend)(out, a, ndrange=(5, 4))
+    assert (err.value.parameter, err.value.dimension, err.value.index) == ("in", 1, 4)
+
+
+@pytest.mark.metal
+def test_debug_mode_on_metal():
+    mx = pytest.importorskip("mlx.core")
+    backend = pk.Metal()
+    if not backend.available():
+        pytest.skip(f"Metal unavailable: {backend.available().reason}")
+    a = mx.array(np.arange(20, dtype=np.float32).reshape(4, 5))
+    out = mx.zeros((4, 5), dtype=mx.float32)
+    with pytest.raises(pk.KernelFaultError) as err:
+        pk.kernel(SHIFT, debug=True)(backend)(out, a, ndrange=(4, 5))
+    assert (err.value.parameter, err.value.dimension, err.value.index) == ("in", 1, 5)
+
+
+TILED = """
+@kernel(workgroupsize=(4, 4)) void tiled(float out[:, :], const float in[:, :]) {
+    auto [i, j] = @index(Global, NTuple);
+    auto [li, lj] = @index(Local, NTuple);
+    @localmem float tile[4][5];
+    tile[li][lj] = in[i, j];
+    @synchronize();
+    out[i, j] = 2.0f * tile[li][lj];
+}
+"""
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_barrier_kernel_on_views(cpu, debug):
+    # The lockstep lowering of the native path, and PoCL, with strided views.
+    a = np.arange(8 * 12, dtype=np.float32).reshape(8, 12)[::-1, ::-1][:, 2:10]
+    out_base = np.zeros((8, 16), np.float32)
+    out = out_base[:, ::2]
+    pk.kernel(TILED, debug=debug)(cpu)(out, a, ndrange=(8, 8))
+    np.testing.assert_array_equal(out, 2 * a)
+    assert not out_base[:, 1::2].any()

@@ -523,9 +523,7 @@ def _enqueue(program: Program, factory: Any, args: list, grid: tuple[int, int, i
                 a = a.astype(mx.float32, stream=mx.cpu)
                 copies.append(a.nbytes)
             elif p.axes and a.size and not memoryview(a).c_contiguous:
-                # An N-d array parameter takes the array's row-major strides (the
-                # launcher's): a strided MLX view is made contiguous, and counted.
-                a = mx.contiguous(a)
+                a = mx.contiguous(a)  # an N-d array takes row-major strides: counted
                 copies.append(a.nbytes)
             views[i] = a
     fused = program.fused

@@ -180,6 +180,10 @@ def check_subscripts(parts: list, arrays: set[str], ndim: int, *,
             it = Call(it.macro, tuple(
                 check_subscripts(a, arrays, ndim, inside_item=depth >= 0, local=local)
                 if k in (3, 4) else a for k, a in enumerate(it.args)), it.line, it.col)
+        if isinstance(it, AxisGen):
+            out += _checked_axis(it, _item_ids(ndim, it.line, depth >= 0))
+            n += 1
+            continue
         if isinstance(it, Token) and it.kind == "id" and it.text in local:
             n = _check_local(parts, n, out, local[it.text], -1 - 16 * names.index(it.text),
                              _item_ids(ndim, it.line, depth >= 0),
@@ -204,6 +208,18 @@ def check_subscripts(parts: list, arrays: set[str], ndim: int, *,
         out.append(it)
         n += 1
     return out
+
+
+def _checked_axis(part: AxisGen, ids: list[list]) -> list:
+    """Debug mode's text for one side of an N-d axis index: the index goes through
+    ``pk_dbg_local`` (the target's checked index), against the axis's extent."""
+    if not part.closing:
+        return [Gen(" + pk_dbg_local((")]
+    code = ND_CODE - (16 * part.argument + part.axis)
+    out: list = [Gen(f"), pk_{part.array}_n{part.axis}, pk_dbg, {code}, {part.line}")]
+    for g in ids:
+        out += [Gen(", "), *g]
+    return out + [Gen(f") * pk_{part.array}_s{part.axis}")]
 
 
 def localmem_names(kernel: KernelDef) -> list[str]:
