@@ -389,3 +389,42 @@ def test_barrier_kernel_on_views(cpu, debug):
     pk.kernel(TILED, debug=debug)(cpu)(out, a, ndrange=(8, 8))
     np.testing.assert_array_equal(out, 2 * a)
     assert not out_base[:, 1::2].any()
+
+
+# -- the shipped example, as written -------------------------------------------------------------
+
+def test_shipped_example_on_views(cpu):
+    from portakern import examples
+
+    ex = examples.get("transpose_views")
+    kernel = ex.load()
+    rng = np.random.default_rng(8)
+    args = ex.make_args((30, 20), rng)
+    assert not args[1].flags.c_contiguous  # the catalog's input is a view
+    kernel(cpu)(*args, ndrange=ex.ndrange(args))
+    np.testing.assert_array_equal(args[0], ex.reference(args)["out"])
+    base = rng.standard_normal((40, 50)).astype(np.float32)
+    for view in [base[::2, ::-1], base.T[5:25], np.broadcast_to(base[0], (7, 50))]:
+        big = np.zeros((view.shape[1], 2 * view.shape[0]), np.float32)
+        kernel(cpu)(big[:, ::-2], view, ndrange=view.shape)
+        np.testing.assert_array_equal(big[:, ::-2], view.T)
+        assert not big[:, -2::-2].any()
+
+
+# -- the benchmark rows ------------------------------------------------------------------------
+
+def test_transpose_view_bench_rows(monkeypatch):
+    from portakern.bench import suite
+    from portakern.bench.ndarray_rows import bench_rows
+
+    rows = bench_rows(quick=True, repeats=1, budget=0.1)
+    assert [(r.name, r.baseline) for r in rows] == [("transpose_view", "contiguous"),
+                                                     ("transpose_view", "numpy")]
+    assert all(r.ok and r.seconds > 0 and r.baseline_seconds > 0 for r in rows)
+    assert rows[0].target == "<= 1.2" and rows[0].meets == (rows[0].ratio <= 1.2)
+    assert bench_rows(quick=True, only=("saxpy",)) == []
+    # `portakern bench --only transpose_view` names a known row (no backend: nothing runs).
+    monkeypatch.setattr(suite, "_backends", lambda wanted: ([], {}))
+    assert suite.run(quick=True, only=("transpose_view",), progress=False) == ([], {})
+    with pytest.raises(ValueError, match="unknown workload"):
+        suite.run(quick=True, only=("transpose_views_typo",), progress=False)

@@ -379,7 +379,9 @@ def run(*, backend: str | None = None, quick: bool = False, only: Sequence[str] 
     if quick:
         repeats, startup = 1, False
     workloads = [w for w in WORKLOADS if not only or w.name in only]
-    unknown = set(only) - {w.name for w in WORKLOADS}
+    from .ndarray_rows import NAME as TRANSPOSE_VIEW
+
+    unknown = set(only) - {w.name for w in WORKLOADS} - {TRANSPOSE_VIEW}
     if unknown:
         raise ValueError(f"unknown workload(s) {', '.join(sorted(unknown))}; "
                          f"known: {', '.join(w.name for w in WORKLOADS)}")
@@ -402,6 +404,9 @@ def run(*, backend: str | None = None, quick: bool = False, only: Sequence[str] 
             from .creation_rows import bench_rows as creation_rows
 
             rows += creation_rows(quick, repeats, only)
+            from .ndarray_rows import bench_rows as ndarray_rows  # N-d views
+
+            rows += ndarray_rows(quick, repeats, budget, only)
         for b in backends:
             rows += bench_backend(b, workloads, quick, repeats, budget, bar)
     finally:
