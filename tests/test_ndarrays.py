@@ -428,3 +428,25 @@ def test_transpose_view_bench_rows(monkeypatch):
     assert suite.run(quick=True, only=("transpose_view",), progress=False) == ([], {})
     with pytest.raises(ValueError, match="unknown workload"):
         suite.run(quick=True, only=("transpose_views_typo",), progress=False)
+
+
+def test_relaunch_of_views_and_changed_arrays(cpu):
+    # The warm path remembers a launch's arrays: a new view, or the same array after
+    # its shape changed, is checked again (never the old strides or span).
+    k = pk.kernel(TRANSPOSE)(cpu)
+    rng = np.random.default_rng(9)
+    base = rng.standard_normal((12, 10)).astype(np.float32)
+    for _ in range(3):
+        for view in [base, base.T, base[::2, ::-1], base[1:, 1:], base.T]:
+            out = np.zeros(view.shape[::-1], np.float32)
+            k(out, view, ndrange=view.shape)
+            k(out, view, ndrange=view.shape)
+            np.testing.assert_array_equal(out, view.T)
+    a = rng.standard_normal((4, 6)).astype(np.float32)
+    out = np.zeros((6, 4), np.float32)
+    k(out, a, ndrange=a.shape)
+    k(out, a, ndrange=a.shape)
+    a.shape = (6, 4)
+    out.shape = (4, 6)
+    k(out, a, ndrange=a.shape)
+    np.testing.assert_array_equal(out, a.T)

@@ -45,8 +45,10 @@ def remember(kdef: KernelDef, args: tuple, launch_args: list, bindings: tuple,
     weakly and handles not at all, so a launcher never keeps an array or its device
     memory alive.
     """
-    if any(p.axes for p in kdef.params):
-        return None  # an N-d array's strides and span are worked out on every launch
+    for i, p in enumerate(kdef.params):
+        if p.axes and launch_args[i] is not args[i] and not (
+                type(args[i]) is np.ndarray and type(launch_args[i]) is np.ndarray):
+            return None  # a PyOpenCL array's buffer and offset: checked on every launch
     by_arrays = {p.type for p in kdef.params if p.pointer}
     bound = dict(bindings)
     entries: list = []
@@ -60,6 +62,12 @@ def remember(kdef: KernelDef, args: tuple, launch_args: list, bindings: tuple,
                 flags = a.flags
                 entries.append((ref, a.dtype, a.shape, flags.writeable, flags.c_contiguous,
                                 True))
+            elif p.axes and type(a) is np.ndarray:
+                # An N-d view with gaps or negative steps passes the span of its memory,
+                # a new view each launch (never held): its length is remembered.
+                flags = a.flags
+                entries.append((ref, a.dtype, a.shape, flags.writeable, flags.c_contiguous,
+                                False, launch_args[i].size))
             else:
                 info = infos[i]
                 entries.append((ref, info.dtype, info.shape, info.writable, info.c_contiguous,
@@ -71,8 +79,11 @@ def remember(kdef: KernelDef, args: tuple, launch_args: list, bindings: tuple,
             fixed = p.type in KNOWN_TYPES or p.type in by_arrays or p.type in constants
             entries.append((None, a, launch_args[i],
                             bound.get(p.type, p.type) if fixed else None, p))
+    n = len(kdef.params)
+    # The N-d arrays' extents, strides and offsets follow from the dtype, shape and
+    # flags the entries compare, so they are remembered as they are.
     template = [None if p.pointer else v
-                for p, v in zip(kdef.params, launch_args, strict=True)]
+                for p, v in zip(kdef.params, launch_args[:n], strict=True)] + launch_args[n:]
     return tuple(entries), template, bindings
 
 
@@ -111,6 +122,12 @@ def recall(memo: tuple, args: tuple, backend: Backend) -> tuple[list, tuple] | N
                 if flags.writeable is not e[3] or flags.c_contiguous is not e[4]:
                     return None
                 out[i] = a
+            elif len(e) > 6:  # an N-d NumPy view passed as its span (see remember)
+                flags = a.flags
+                if a.dtype != e[1] or a.shape != e[2] or flags.writeable is not e[3] \
+                        or flags.c_contiguous is not e[4]:
+                    return None
+                out[i] = _span_view(a, e[6])
             else:
                 info = backend.array_info(a)
                 if info is None or info.handle is None or info.dtype != e[1] \
@@ -323,7 +340,8 @@ def _nd_layout(i: int, p: Any, a: Any, info: Any, label: str | None) -> tuple[An
     low = 0 if empty else sum(s * (n - 1) for s, n in zip(strides, shape, strict=True) if s < 0)
     span = 0 if empty else 1 + sum(abs(s) * (n - 1) for s, n in zip(strides, shape, strict=True))
     handle, extent, offset = info.handle, info.extent, 0
-    if lib == "numpy" and isinstance(info.handle, np.ndarray):
+    if lib == "numpy" and isinstance(info.handle, np.ndarray) and (low or span != a.size):
+        # Gaps or negative steps: the memory from the lowest element, and the offset.
         handle = _span_view(a, span)
         offset = -low
     elif lib == "pyopencl":
@@ -348,10 +366,21 @@ def _span_view(a: np.ndarray, span: int) -> np.ndarray:
         return np.empty(0, a.dtype)
     if a.flags.c_contiguous:
         return a.reshape(-1)
-    from numpy.lib.stride_tricks import as_strided
-
     # Each axis with a negative stride reversed: the first element is the lowest one.
     low = a[tuple(slice(None, None, -1) if s < 0 else slice(None) for s in a.strides)]
+    root = a
+    while type(root.base) is np.ndarray:
+        root = root.base
+    if root is not a and root.flags.c_contiguous:
+        # A view into the contiguous array the view comes from (one call).
+        at = low.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+        if 0 <= at and at + span * a.itemsize <= root.nbytes:
+            view = np.ndarray((span,), a.dtype, buffer=root, offset=at)
+            if not a.flags.writeable:
+                view.flags.writeable = False
+            return view
+    from numpy.lib.stride_tricks import as_strided
+
     return as_strided(low, shape=(span,), strides=(a.itemsize,),
                       writeable=bool(a.flags.writeable))
 
