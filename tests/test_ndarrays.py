@@ -450,3 +450,49 @@ def test_relaunch_of_views_and_changed_arrays(cpu):
     out.shape = (4, 6)
     k(out, a, ndrange=a.shape)
     np.testing.assert_array_equal(out, a.T)
+
+
+REVERSE_SUM = """
+@kernel void reverse_sum(float out[:], const float x[:, :, :, :], int* total) {
+    const long i = @index(Global, Linear);
+    float s = 0.0f;
+    for (long a = 0; a < @size(x, 0); ++a)
+        for (long b = 0; b < @size(x, 1); ++b)
+            for (long c = 0; c < @size(x, 2); ++c)
+                s += x[a, b, c, i];
+    out[@size(out, 0) - 1 - i] = s;
+    @atomic_add(&total[0], 1);
+}
+"""
+
+
+def test_one_and_four_axes_with_an_atomic(cpu):
+    rng = np.random.default_rng(10)
+    x = rng.standard_normal((3, 4, 5, 12)).astype(np.float32)[:, ::-1, 1:, ::2]  # (3, 4, 4, 6)
+    base = np.zeros(12, np.float32)
+    out = base[::2]
+    total = np.zeros(1, np.int32)
+    pk.kernel(REVERSE_SUM)(cpu)(out, x, total, ndrange=x.shape[3])
+    np.testing.assert_allclose(out, x.sum(axis=(0, 1, 2))[::-1], rtol=1e-5)
+    assert total[0] == x.shape[3] and not base[1::2].any()
+
+
+def test_portakern_check_and_render_take_nd_kernels(tmp_path, capsys):
+    from portakern.cli.main import main
+
+    path = tmp_path / "transpose2d.pk"
+    path.write_text(TRANSPOSE, encoding="utf-8")
+    assert main(["check", str(path)]) == 0
+    assert main(["render", str(path), "--target", "cuda", "-D", "T=float"]) == 0
+    assert "const long long pk_in_s1" in capsys.readouterr().out
+
+
+def test_a_kernel_with_nd_parameters_pickles(cpu):
+    import pickle
+
+    k = pickle.loads(pickle.dumps(pk.kernel(TRANSPOSE)))
+    assert [p.axes for p in k.signature] == [2, 2]
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)[:, ::-1]
+    out = np.zeros((3, 2), np.float32)
+    k(cpu)(out, a, ndrange=a.shape)
+    np.testing.assert_array_equal(out, a.T)
