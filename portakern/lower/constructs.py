@@ -56,7 +56,7 @@ class ConstructLowering:
     @cached_property
     def nd(self) -> dict[str, Any]:
         """The N-d array parameters (``T x[:, :]``), by name."""
-        return {p.name: p for p in self.k.params if p.axes}  # type: ignore[attr-defined]
+        return {p.name: p for p in self.k.params if p.axes}
 
     def do_nd(self, toks: list[Token], i: int, out: list) -> int:
         """``x[i, j]`` on an N-d array parameter, ``@size(x, d)``, ``@length(x)``."""
