@@ -496,3 +496,41 @@ def test_a_kernel_with_nd_parameters_pickles(cpu):
     out = np.zeros((3, 2), np.float32)
     k(cpu)(out, a, ndrange=a.shape)
     np.testing.assert_array_equal(out, a.T)
+
+
+# -- random views against NumPy (hypothesis) ---------------------------------------------------
+
+COPY3 = """
+@kernel void copy3(T out[:, :, :], const T in[:, :, :]) {
+    auto [i, j, k] = @index(Global, NTuple);
+    out[i, j, k] = in[i, j, k] + (T)1;
+}
+"""
+
+
+def test_random_views_match_numpy(cpu):
+    hyp = pytest.importorskip("hypothesis")
+    st = pytest.importorskip("hypothesis.strategies")
+    kernel = pk.kernel(COPY3)(cpu)
+
+    @hyp.settings(max_examples=25, deadline=None, database=None)
+    @hyp.given(st.lists(st.integers(1, 6), min_size=3, max_size=3),
+               st.permutations([0, 1, 2]),
+               st.lists(st.sampled_from([1, 2, -1, -2]), min_size=3, max_size=3),
+               st.lists(st.sampled_from([1, 2, -1, -3]), min_size=3, max_size=3),
+               st.sampled_from(["float32", "int32", "float64"]))
+    def check(shape, axes, steps_in, steps_out, dtype):
+        rng = np.random.default_rng(sum(shape))
+        src = (rng.standard_normal([n * abs(s) for n, s in zip(shape, steps_in, strict=True)]) * 10)
+        view = src.astype(dtype)[tuple(slice(None, None, s) for s in steps_in)]
+        view = view.transpose(axes)
+        big = np.zeros([n * abs(s) for n, s in zip(view.shape, steps_out, strict=True)], dtype)
+        where = tuple(slice(None, None, s) for s in steps_out)
+        out = big[where]
+        kernel(out, view, ndrange=view.shape)
+        np.testing.assert_array_equal(out, view + 1)
+        rest = big.copy()
+        rest[where] = 0
+        assert not rest.any()  # nothing written outside the view
+
+    check()
