@@ -534,3 +534,10 @@ def test_random_views_match_numpy(cpu):
         assert not rest.any()  # nothing written outside the view
 
     check()
+
+
+def test_argument_count_message_shows_the_nd_form():
+    k = pk.kernel(TRANSPOSE)
+    wanted = re.escape("(T out[:, :], const T in[:, :]), got 1")
+    with pytest.raises(pk.KernelTypeError, match=wanted):
+        k(np.zeros((2, 2), np.float32), ndrange=(2, 2))

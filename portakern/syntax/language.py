@@ -92,7 +92,9 @@ def hidden_params(params: list[Param] | tuple[Param, ...]) -> list[Param]:
 def check_count(name: str, params: list[Param] | tuple[Param, ...], nargs: int) -> None:
     """Raise the error a call with ``nargs`` arguments gets when the kernel takes another count."""
     if nargs != len(params):
-        sig = ", ".join(f"{p.describe()} {p.name}" for p in params)
+        sig = ", ".join(f"{p.describe()} {p.name}" if not p.axes else
+                        f"{'const ' if p.const else ''}{p.type} {p.name}"
+                        f"[{', '.join(':' * p.axes)}]" for p in params)
         raise KernelTypeError(
             f"kernel {name!r} takes {len(params)} argument"
             f"{'' if len(params) == 1 else 's'} ({sig}), got {nargs}")
