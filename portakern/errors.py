@@ -153,6 +153,12 @@ class KernelFaultError(PortakernError, IndexError):
                    f"{parameter!r} (dimension {dimension}) at {filename}:{lineno}: that "
                    f"dimension has {count}; {item} faulted first. The access went to index 0 "
                    f"of that dimension instead (no memory outside the arrays was touched)")
+        elif dimension is not None:  # axis `dimension` of an N-d array parameter
+            msg = (f"kernel {kernel!r}: out-of-bounds index {index} on axis {dimension} of "
+                   f"{parameter!r} at {filename}:{lineno}: argument {argument} {parameter!r} "
+                   f"has extent {extent} along axis {dimension} ({valid}); {item} faulted "
+                   f"first. The access went to index 0 of that axis instead (no memory "
+                   f"outside the arrays was touched)")
         else:
             msg = (f"kernel {kernel!r}: out-of-bounds subscript {parameter}[{index}] at "
                    f"{filename}:{lineno}: argument {argument} {parameter!r} has {count}; "

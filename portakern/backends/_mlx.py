@@ -522,6 +522,9 @@ def _enqueue(program: Program, factory: Any, args: list, grid: tuple[int, int, i
             if program.cast64 and a.dtype == mx.float64:
                 a = a.astype(mx.float32, stream=mx.cpu)
                 copies.append(a.nbytes)
+            elif p.axes and a.size and not memoryview(a).c_contiguous:
+                a = mx.contiguous(a)  # an N-d array takes row-major strides: counted
+                copies.append(a.nbytes)
             views[i] = a
     fused = program.fused
 

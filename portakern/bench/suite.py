@@ -380,9 +380,10 @@ def run(*, backend: str | None = None, quick: bool = False, only: Sequence[str] 
         repeats, startup = 1, False
     workloads = [w for w in WORKLOADS if not only or w.name in only]
     from .block_rows import NAMES as ELEMENTWISE_ROWS
+    from .ndarray_rows import NAME as TRANSPOSE_VIEW
     from .scan_rows import NAMES as SCAN_ROWS
 
-    BLOCK_ROWS = (*ELEMENTWISE_ROWS, *SCAN_ROWS)
+    BLOCK_ROWS = (*ELEMENTWISE_ROWS, *SCAN_ROWS, TRANSPOSE_VIEW)
 
     unknown = set(only) - {w.name for w in WORKLOADS} - set(BLOCK_ROWS)
     if unknown:
@@ -410,6 +411,9 @@ def run(*, backend: str | None = None, quick: bool = False, only: Sequence[str] 
             from .block_rows import bench_rows as block_rows  # docs/building-blocks.md
 
             rows += block_rows(quick, repeats, budget, only)
+            from .ndarray_rows import bench_rows as ndarray_rows  # N-d views
+
+            rows += ndarray_rows(quick, repeats, budget, only)
         for b in backends:
             rows += bench_backend(b, workloads, quick, repeats, budget, bar)
         from .scan_rows import bench_rows as scan_rows  # pk.InclusiveScanKernel, copy_if

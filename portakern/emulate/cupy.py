@@ -288,6 +288,13 @@ def array(obj: Any, dtype: Any = None, copy: bool = True, order: str = "K") -> n
     return _from_host(np.array(obj, dtype=dtype, order="C"))
 
 
+def broadcast_to(a: ndarray, shape: Any) -> ndarray:
+    """A view of ``a`` with stride 0 along the broadcast axes (CuPy's: writable)."""
+    view = np.lib.stride_tricks.as_strided(a._a, shape=np.broadcast_shapes(a.shape, shape),
+                                           strides=np.broadcast_to(a._a, shape).strides)
+    return a._derived(view)
+
+
 def asarray(obj: Any, dtype: Any = None) -> ndarray:
     """A view of a stand-in or ``__cuda_array_interface__`` array; a copy of host data."""
     if isinstance(obj, ndarray):

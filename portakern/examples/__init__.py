@@ -65,6 +65,7 @@ from .elementwise import (
     translate_ref,
     transpose_args,
     transpose_ref,
+    transpose_views_args,
     vector_add_args,
     vector_add_ref,
 )
@@ -149,6 +150,12 @@ _CATALOG = [
         "transpose.pk", "transpose", _IMAGE, shape_2d, transpose_args, input_shape,
         transpose_ref, constants=MappingProxyType({"TILE": 16}), dtypes=(*NUMERIC, U8),
         ndims=(2,), default_size=(1000, 600), bench_size=4096),
+    Example(
+        "transpose_views", "2D transpose of any view (a transpose, a stepped or reversed "
+        "slice) with N-d array parameters T x[:, :]: x[i, j], @size, strides, no copy",
+        "transpose_views.pk", "transpose_views", _IMAGE, shape_2d, transpose_views_args,
+        input_shape, transpose_ref, dtypes=(*NUMERIC, U8), ndims=(2,),
+        default_size=(1000, 600), bench_size=4096),
     Example(
         "reduce_sum", "workgroup sum with @groupreduce(add, ...); "
         "run() reduces to one value",

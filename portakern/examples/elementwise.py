@@ -122,5 +122,11 @@ def transpose_ref(args: Args, c: Consts) -> dict[str, np.ndarray]:
     return {"out": np.ascontiguousarray(args[1].T)}
 
 
+def transpose_views_args(shape: tuple[int, ...], rng: np.random.Generator, dt: np.dtype,
+                         c: Consts) -> Args:
+    """``out`` (W, H) and ``in`` (H, W) as a view: the transpose of a (W, H) array."""
+    return (np.zeros(shape[::-1], dt), random_array(rng, shape[::-1], dt).T)
+
+
 def input_shape(args: Args) -> tuple[int, ...]:
     return tuple(args[1].shape)

@@ -30,6 +30,9 @@ from ..syntax.language import KernelDef, check_count
 from ..syntax.vectors import VECTOR_TYPES, element_dtype
 from ..syntax.vectors import check_array as check_vector_array
 from ..types import KNOWN_TYPES, TYPE_DTYPES, type_name_of
+from .layouts import contiguous_fix as _contiguous
+from .layouts import library_of as _library
+from .layouts import nd_layout, span_view
 
 __all__ = ["check_args", "convert_scalar", "located", "recall", "remember", "scalar_for_array"]
 
@@ -45,6 +48,10 @@ def remember(kdef: KernelDef, args: tuple, launch_args: list, bindings: tuple,
     weakly and handles not at all, so a launcher never keeps an array or its device
     memory alive.
     """
+    for i, p in enumerate(kdef.params):
+        if p.axes and launch_args[i] is not args[i] and not (
+                type(args[i]) is np.ndarray and type(launch_args[i]) is np.ndarray):
+            return None  # a PyOpenCL array's buffer and offset: checked on every launch
     by_arrays = {p.type for p in kdef.params if p.pointer}
     bound = dict(bindings)
     entries: list = []
@@ -58,6 +65,12 @@ def remember(kdef: KernelDef, args: tuple, launch_args: list, bindings: tuple,
                 flags = a.flags
                 entries.append((ref, a.dtype, a.shape, flags.writeable, flags.c_contiguous,
                                 True))
+            elif p.axes and type(a) is np.ndarray:
+                # An N-d view with gaps or negative steps passes the span of its memory,
+                # a new view each launch (never held): its length is remembered.
+                flags = a.flags
+                entries.append((ref, a.dtype, a.shape, flags.writeable, flags.c_contiguous,
+                                False, launch_args[i].size))
             else:
                 info = infos[i]
                 entries.append((ref, info.dtype, info.shape, info.writable, info.c_contiguous,
@@ -69,8 +82,11 @@ def remember(kdef: KernelDef, args: tuple, launch_args: list, bindings: tuple,
             fixed = p.type in KNOWN_TYPES or p.type in by_arrays or p.type in constants
             entries.append((None, a, launch_args[i],
                             bound.get(p.type, p.type) if fixed else None, p))
+    n = len(kdef.params)
+    # The N-d arrays' extents, strides and offsets follow from the dtype, shape and
+    # flags the entries compare, so they are remembered as they are.
     template = [None if p.pointer else v
-                for p, v in zip(kdef.params, launch_args, strict=True)]
+                for p, v in zip(kdef.params, launch_args[:n], strict=True)] + launch_args[n:]
     return tuple(entries), template, bindings
 
 
@@ -109,6 +125,12 @@ def recall(memo: tuple, args: tuple, backend: Backend) -> tuple[list, tuple] | N
                 if flags.writeable is not e[3] or flags.c_contiguous is not e[4]:
                     return None
                 out[i] = a
+            elif len(e) > 6:  # an N-d NumPy view passed as its span (see remember)
+                flags = a.flags
+                if a.dtype != e[1] or a.shape != e[2] or flags.writeable is not e[3] \
+                        or flags.c_contiguous is not e[4]:
+                    return None
+                out[i] = span_view(a, e[6])
             else:
                 info = backend.array_info(a)
                 if info is None or info.handle is None or info.dtype != e[1] \
@@ -179,6 +201,7 @@ def _check_args(kdef: KernelDef, args: tuple, backend: Backend, constants: dict[
     bound_by: dict[str, str] = {tv: "specialize()" for tv in bindings}
     out: list = [None] * len(params)
     extents: list = [None] * len(params)
+    hidden: dict[str, list] = {}  # per N-d array: its extents, strides and offset
     for i, (p, a) in enumerate(zip(params, args, strict=True)):
         if not p.pointer:
             continue
@@ -211,10 +234,17 @@ def _check_args(kdef: KernelDef, args: tuple, backend: Backend, constants: dict[
         else:
             bindings[p.type] = name
             bound_by[p.type] = _source(i, p, lab(p.name))
+        if p.axes:
+            out[i], extents[i], hidden[p.name] = nd_layout(_describe(i, p, lab(p.name)), p, a,
+                                                           info, lab(p.name))
+            continue
         if not info.c_contiguous:
+            axes = ", ".join(":" * max(len(info.shape), 1))
             raise KernelArgumentError(
                 f"{_describe(i, p, lab(p.name))} must be C-contiguous; pass a contiguous copy "
-                f"({_contiguous(a, lab(p.name) or p.name)})")
+                f"({_contiguous(a, lab(p.name) or p.name)}), or declare the parameter "
+                f"'{'const ' if p.const else ''}{p.type} {p.name}[{axes}]' to take strided "
+                f"views")
         if p.writable and not info.writable:
             raise KernelArgumentError(
                 f"{_describe(i, p, lab(p.name))} is read-only but the kernel may write it; "
@@ -253,6 +283,9 @@ def _check_args(kdef: KernelDef, args: tuple, backend: Backend, constants: dict[
                 f"support; convert it ({fix}) or use another backend")
     at[0] = None
     _check_no_alias(params, out, extents, lab, at)
+    for p in params:
+        if p.axes:
+            out += hidden[p.name]  # the order of syntax.language.hidden_params
     return out, tuple(sorted((tv, bindings[tv]) for tv in kdef.type_vars))
 
 
@@ -334,24 +367,6 @@ def _dtype_word(p: Any) -> str:
     return dtype.name if dtype is not None else "float32"
 
 
-#: Array types by library, looked up only in modules already imported (a stand-in
-#: installed as ``cupy`` counts as CuPy).
-_ARRAY_TYPES = (("numpy", "numpy", "ndarray"), ("cupy", "cupy", "ndarray"),
-                ("mlx", "mlx.core", "array"), ("torch", "torch", "Tensor"),
-                ("pyopencl", "pyopencl.array", "Array"))
-
-
-def _library(a: Any) -> str:
-    """The array's library (``numpy``, ``cupy``, ``mlx``, ``torch``, ``pyopencl``)."""
-    import sys
-
-    for lib, module, name in _ARRAY_TYPES:
-        cls = getattr(sys.modules.get(module), name, None)
-        if isinstance(cls, type) and isinstance(a, cls):
-            return lib
-    return type(a).__module__.partition(".")[0]
-
-
 def _astype(a: Any, name: str, dtype: np.dtype) -> str:
     """How the array's own library converts ``name`` to ``dtype``."""
     lib, word = _library(a), dtype.name
@@ -363,22 +378,6 @@ def _astype(a: Any, name: str, dtype: np.dtype) -> str:
     if lib == "cupy":
         return f"{name}.astype(cupy.{word})"
     return f"{name}.astype(numpy.{word})"  # NumPy, PyOpenCL (its astype takes NumPy's)
-
-
-def _contiguous(a: Any, name: str) -> str:
-    """How the array's own library makes a C-contiguous copy of ``name``."""
-    lib = _library(a)
-    if lib == "mlx":
-        return f"mx.contiguous({name})"
-    if lib == "torch":
-        return f"{name}.contiguous()"
-    if lib == "cupy":
-        return f"cupy.ascontiguousarray({name})"
-    if lib == "pyopencl":  # (pyopencl's copy() refuses a non-contiguous array)
-        return f"pyopencl.array.to_device({name}.queue, numpy.ascontiguousarray({name}.get()))"
-    if lib == "numpy":
-        return f"numpy.ascontiguousarray({name})"
-    return f"a contiguous copy of {name}"
 
 
 #: How each built-in backend's own library takes a NumPy array (``backend.name``).

@@ -10,7 +10,8 @@ the launcher passes like any other array, laid out as
                       bits are set by a compare-and-swap, so only the first
                       fault is recorded)
 ``[1]`` .. ``[7]``    argument position (or ``-1 - (16 * k + d)`` for dimension
-                      ``d`` of the ``k``-th ``@localmem`` array), index, extent,
+                      ``d`` of the ``k``-th ``@localmem`` array, ``ND_CODE - (16 * k
+                      + d)`` for axis ``d`` of the N-d array argument ``k``), index, extent,
                       source line, and the work-item's global index per ndrange
                       axis (-1: none)
 ``[8]`` .. ``[15]``   the spare slot a faulting access reads or writes instead
@@ -32,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import KernelFaultError
+from ..lower.subscripts import ND_CODE
 
 __all__ = ["ENV", "EXTENTS_AT", "enabled", "new_record", "check", "record_handle",
            "launch_checked", "rebuild_kernel"]
@@ -84,6 +86,11 @@ def check(record: np.ndarray, kernel: str, params: list, ndim: int, filename: st
         work_item = item
     lines = source.split("\n")
     text = lines[line - 1] if 0 < line <= len(lines) else None
+    if argument <= ND_CODE:  # an axis of an N-d array parameter
+        k, dimension = divmod(ND_CODE - argument, 16)
+        name = params[k].name if k < len(params) else f"#{k}"
+        raise KernelFaultError(kernel, name, k, index, extent, work_item, filename, line,
+                               text, dimension)
     if argument < 0:
         k, dimension = divmod(-1 - argument, 16)
         name = localmem[k] if k < len(localmem) else f"@localmem #{k}"

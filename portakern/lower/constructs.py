@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import cached_property
 from typing import Any
 
 from ..errors import NDRangeError
@@ -26,6 +27,7 @@ from ..syntax.parts import GROUPREDUCE as _GROUPREDUCE
 from ..syntax.parts import Call, Gen, UniformMark, code
 from ..syntax.parts import is_tok as _is_tok
 from ..syntax.parts import split_top as _split_top
+from .subscripts import lower_nd, lower_size
 
 __all__ = ["ConstructLowering", "GROUPREDUCE_OPS", "spaced"]
 
@@ -50,6 +52,19 @@ class ConstructLowering:
     declared: Any
     local_dims: Any
     sm: Any
+
+    @cached_property
+    def nd(self) -> dict[str, Any]:
+        """The N-d array parameters (``T x[:, :]``), by name."""
+        return {p.name: p for p in self.k.params if p.axes}
+
+    def do_nd(self, toks: list[Token], i: int, out: list) -> int:
+        """``x[i, j]`` on an N-d array parameter, ``@size(x, d)``, ``@length(x)``."""
+        if toks[i].kind == "at":
+            parts, i = lower_size(self, toks, i)
+            out += parts
+            return i
+        return lower_nd(self, toks, i, out)
 
     def do_index(self, toks: list[Token], i: int, out: list) -> int:
         t = toks[i]

@@ -154,6 +154,9 @@ class Lowerer(ConstructLowering):
             if t.kind == "id" and t.text in vectors.VECTOR_TYPES:
                 i = vectors.lower_word(toks, i, out, self.smap)
                 continue
+            if t.kind == "id" and t.text in self.nd or t.text in ("@size", "@length"):
+                i = self.do_nd(toks, i, out)  # N-d array parameters
+                continue
             if t.kind != "at":
                 if t.is_punct("("):
                     parens.append(t)

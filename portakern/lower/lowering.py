@@ -34,6 +34,7 @@ from ..syntax.language import (
     Module,
     Param,
     Token,
+    hidden_params,
     significant,
 )
 from ..syntax.parts import Call, Gen, code, is_barrier, walk_parts
@@ -228,11 +229,11 @@ def lower_kernel(kernel: KernelDef, module: Module, ndim: int, *,
             Token("at", "@kernel", kernel.line, kernel.col)) from None
     if masked and not lockstep:
         body = [Gen("const bool pk_active = ")] + lw.active() + [Gen(";\n")] + body
-    params = kernel.params
+    params = [*kernel.params, *hidden_params(kernel.params)]
     checked: list = []
     if debug:
         params = [*params, Param(DEBUG_RECORD, "long", True, False, len(params))]
-        arrays = {p.name for p in kernel.params if p.pointer}
+        arrays = {p.name for p in kernel.params if p.pointer and not p.axes}
         checked = check_subscripts(body, arrays, ndim, inside_item=not lockstep,
                                    local=lw.local_dims)
     return LoweredKernel(kernel.name, params, kernel.type_vars, ndim,

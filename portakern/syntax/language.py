@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from ..errors import KernelSyntaxError, KernelTypeError, NDRangeError
 from ..types import KNOWN_TYPES
 from .macros import macro_of
+from .ndarrays import MAX_AXES, nd_suffix
 from .tokens import (
     CLOSING,
     SourceMap,
@@ -34,12 +35,17 @@ from .vectors import VECTOR_TYPES, check_components
 from .vectors import check_param as check_vector_param
 
 __all__ = ["Token", "Param", "KernelDef", "Module", "SourceMap", "tokenize", "parse",
-           "declared_workgroup"]
+           "declared_workgroup", "hidden_params", "MAX_AXES"]
+
 
 
 @dataclass(frozen=True)
 class Param:
-    """A kernel parameter: ``T* x`` (array), ``const T* x`` (read-only), ``T a``."""
+    """A kernel parameter: ``T* x`` (array), ``const T* x`` (read-only), ``T a``.
+
+    ``axes`` is the number of axes of an N-d array parameter ``T x[:, :]`` (0 for a
+    flat ``T* x`` or a scalar); an N-d array is also a ``pointer`` (its base).
+    """
 
     name: str
     type: str
@@ -47,6 +53,7 @@ class Param:
     const: bool
     index: int
     line: int = field(default=0, compare=False)  # the user's line of its name (errors)
+    axes: int = 0
 
     @property
     def is_array(self) -> bool:
@@ -57,13 +64,38 @@ class Param:
         return self.pointer and not self.const
 
     def describe(self) -> str:
+        if self.axes:
+            return f"{'const ' if self.const else ''}{self.type}[{', '.join(':' * self.axes)}]"
         return f"{'const ' if self.const else ''}{self.type}{'*' if self.pointer else ''}"
+
+
+def hidden_params(params: list[Param] | tuple[Param, ...]) -> list[Param]:
+    """The scalars an N-d array parameter brings, in launch order, after the user's.
+
+    Per N-d array ``x`` of ``k`` axes: its extents ``pk_x_n0 .. pk_x_n{k-1}``, its element
+    strides ``pk_x_s0 ..`` and the offset ``pk_x_o`` (elements) of its first element from
+    the pointer passed, all ``long``. (MLX reserves ``x_shape``/``x_strides``: these names
+    contain neither.)
+    """
+    out: list[Param] = []
+    at = len(params)
+    for p in params:
+        if not p.axes:
+            continue
+        names = ([f"pk_{p.name}_n{d}" for d in range(p.axes)]
+                 + [f"pk_{p.name}_s{d}" for d in range(p.axes)] + [f"pk_{p.name}_o"])
+        for name in names:
+            out.append(Param(name, "long", False, False, at, p.line))
+            at += 1
+    return out
 
 
 def check_count(name: str, params: list[Param] | tuple[Param, ...], nargs: int) -> None:
     """Raise the error a call with ``nargs`` arguments gets when the kernel takes another count."""
     if nargs != len(params):
-        sig = ", ".join(f"{p.describe()} {p.name}" for p in params)
+        sig = ", ".join(f"{p.describe()} {p.name}" if not p.axes else
+                        f"{'const ' if p.const else ''}{p.type} {p.name}"
+                        f"[{', '.join(':' * p.axes)}]" for p in params)
         raise KernelTypeError(
             f"kernel {name!r} takes {len(params)} argument"
             f"{'' if len(params) == 1 else 's'} ({sig}), got {nargs}")
@@ -159,6 +191,10 @@ def _parse_params(tokens: list[Token], smap: SourceMap, opener: Token,
         type_name: str | None = None
         stars = 0
         name: Token | None = None
+        axes = 0
+        n_axes = nd_suffix(group, smap)
+        if n_axes:
+            axes, group = n_axes, group[:-(2 * n_axes + 1)]
         for t in group:
             if t.kind == "id" and t.text in ("const",):
                 const = True
@@ -200,6 +236,20 @@ def _parse_params(tokens: list[Token], smap: SourceMap, opener: Token,
             raise smap.error_at(
                 "a kernel parameter needs a type and a name ('T* x', 'const T* x', 'T a')",
                 group[0])
+        if axes and stars:
+            raise smap.error_at(
+                f"{name.text!r}: an N-d array parameter is written without '*': "
+                f"'{'const ' if const else ''}{type_name} {name.text}"
+                f"[{', '.join(':' * axes)}]'", name)
+        if axes:
+            check_vector_param(name.text, type_name, True, name, smap)
+            if type_name in VECTOR_TYPES:
+                raise smap.error_at(
+                    f"{name.text!r}: N-d array parameters of vector type ({type_name}) are "
+                    f"not supported; declare 'const {type_name}* {name.text}' (flat) or an "
+                    f"N-d array of the element type", name)
+            params.append(Param(name.text, type_name, True, const, idx, name.line, axes))
+            continue
         check_vector_param(name.text, type_name, stars == 1, name, smap)
         params.append(Param(name.text, type_name, stars == 1, const and stars == 1, idx, name.line))
     seen: set[str] = set()
@@ -313,7 +363,8 @@ def parse(smap: SourceMap) -> Module:
     from .pointer_checks import check_flat_access  # off the import path
 
     check_flat_access(tokens, smap, {p.name: p.type for k in kernels for p in k.params
-                                     if p.pointer})
+                                     if p.pointer and not p.axes},
+                      frozenset(p.name for k in kernels for p in k.params if p.axes))
     return Module(helpers, kernels, smap, frozenset(set(declared) | _defined_types(helpers)))
 
 
@@ -389,6 +440,8 @@ KERNEL_CONSTRUCTS = frozenset({
     "@subgroupsize", "@subgroupid", "@laneid", "@shuffle", "@shuffle_down", "@shuffle_up",
     "@shuffle_xor", "@broadcast", "@subgroupreduce",
     "@groups", "@print", "@vload", "@vstore",
+    # N-d array parameters (portakern.lower.subscripts)
+    "@size", "@length",
 })
 
 HELPER_CONSTRUCTS = frozenset(
