@@ -11,7 +11,6 @@ scans, ``x`` is read twice and the result written once.
 from __future__ import annotations
 
 import os
-import threading
 from collections import OrderedDict
 from typing import Any
 
@@ -19,6 +18,7 @@ import numpy as np
 
 from ..launch.resolve import get_backend
 from ..target_facts import CONSTANTS, MATH_FUNCTIONS
+from ..subprocesses import fork_safe_lock
 from ..types import KNOWN_TYPES, type_name_of
 from .scan import InclusiveScanKernel, chunk_for
 from .scan_fragment import check_expression
@@ -70,7 +70,7 @@ _COUNT_SCAN = InclusiveScanKernel(np.int64, "a+b", name="copy_if_offsets")
 #: Recent predicates' kernels, at most _KEEP (a loop over thresholds reuses them).
 _KEPT: OrderedDict[tuple, _CopyIf] = OrderedDict()
 _KEEP = 32
-_LOCK = threading.Lock()
+_LOCK = fork_safe_lock()
 
 
 def _scalar_type(name: str, value: object, dtype: np.dtype) -> tuple[str, Any]:

@@ -31,12 +31,12 @@ from __future__ import annotations
 
 import math
 import os
-import threading
 from typing import Any
 
 import numpy as np
 
 from ..launch.resolve import get_backend
+from ..subprocesses import fork_safe_lock
 from ..types import type_name_of
 from . import scan_workgroup
 from .scan_fragment import check_expression
@@ -217,7 +217,7 @@ class GenericScan:
         self._launchers: dict[tuple, Any] = {}
         self._dummies: dict[Any, Any] = {}
         self._totals_scan: GenericScan | None = None
-        self._lock = threading.Lock()
+        self._lock = fork_safe_lock()
 
     def __reduce__(self) -> tuple:
         # By recipe (like a Kernel): rebuilt where it lands, its kernels from the disk cache.
