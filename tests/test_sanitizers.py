@@ -12,7 +12,9 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
 import portakern as pk
@@ -130,3 +132,189 @@ def test_the_record_layout_is_the_runtime_s():
             assert f"pk_crash_record.n[{d}] = pk_n{d};" in source
             assert f"pk_crash_record.ls[{d}] = pk_ls{d};" in source
         assert source.count("&pk_crash_record.running") == 2
+
+
+# ------------------------------------------- overruns refused before launch (item 4)
+
+@pytest.fixture(params=[
+    "native",
+    "pocl",
+    pytest.param("cuda", marks=pytest.mark.gpu),
+    pytest.param("metal", marks=pytest.mark.metal),
+])
+def where(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A backend of each path (the CPU's two, and the GPU ones or their stand-ins)."""
+    name = request.param
+    monkeypatch.delenv("PORTAKERN_DEBUG", raising=False)
+    if name in ("native", "pocl"):
+        monkeypatch.setenv("PORTAKERN_CPU", "native" if name == "native" else "opencl")
+        if name == "native" and not NativeCPU.available():
+            pytest.skip(f"no native CPU path here: {NativeCPU.available().reason}")
+        backend: Any = pk.CPU()
+    else:
+        backend = pk.CUDA() if name == "cuda" else pk.Metal()
+    status = type(backend).available()
+    if not status:
+        pytest.skip(f"{name}: {status.reason}")
+    return backend
+
+
+def _line(source: str, text: str) -> int:
+    return next(k for k, line in enumerate(source.split("\n"), 1) if text in line)
+
+
+def _on(backend: Any, *arrays: np.ndarray) -> list:
+    return [backend.to_device(np.ascontiguousarray(a)) for a in arrays]
+
+
+def _back(backend: Any, array: Any) -> np.ndarray:
+    backend.synchronize()
+    return np.asarray(backend.to_host(array))
+
+
+_PAIRS = """
+#define N 128
+@kernel void pairs(uint* keys) {
+    @localmem uint s[N];                       // two keys per work-item: 64 work-items
+    const long l = @index(Local, Linear);
+    const long i = @index(Global, Linear);
+    s[2 * l] = keys[2 * i];
+    s[2 * l + 1] = keys[2 * i + 1];
+    @synchronize();
+    keys[2 * i] = s[2 * l + 1];
+    keys[2 * i + 1] = s[2 * l];
+}"""
+
+
+def test_a_local_index_over_a_larger_workgroup_is_refused_before_launch(where):
+    k = pk.kernel(_PAIRS)
+    keys = np.arange(2 * 256, dtype=np.uint32)
+    (dev,) = _on(where, keys)
+    with pytest.raises(pk.KernelFaultError) as info:
+        k(where, (128,))(dev, ndrange=256)
+    err = info.value
+    assert (err.parameter, err.argument, err.extent, err.dimension) == ("s", None, 128, 0)
+    assert err.index == 128 and err.work_item == (64,)       # 2 * 64 is the first past the end
+    assert err.lineno == _line(_PAIRS, "s[2 * l] = keys")
+    text = str(err)
+    for part in ("s[2 * l]", "@localmem array s[128]", "128 elements", "(128,)",
+                 "Refused before launch", "at most 64 work-items"):
+        assert part in text, (part, text)
+    assert np.array_equal(_back(where, dev), keys)          # nothing ran
+    k(where, (64,))(dev, ndrange=256)                         # a group that fits runs
+    want = keys.reshape(-1, 2)[:, ::-1].ravel()
+    assert np.array_equal(_back(where, dev), want)
+
+
+def test_the_refusal_reads_the_workgroup_of_each_launch():
+    k = pk.kernel(_PAIRS)
+    keys = np.arange(2 * 64, dtype=np.uint32)
+    k(keys, ndrange=64, workgroupsize=64)
+    # A partial group: work-items 0..39 of one group of 128 run, 2 * 39 + 1 < 128.
+    keys = np.arange(2 * 40, dtype=np.uint32)
+    k(keys, ndrange=40, workgroupsize=128)
+    assert np.array_equal(keys, np.arange(80, dtype=np.uint32).reshape(-1, 2)[:, ::-1].ravel())
+    with pytest.raises(pk.KernelFaultError, match=r"work-item \(64,\)"):
+        k(np.arange(2 * 65, dtype=np.uint32), ndrange=65, workgroupsize=128)
+
+
+@pytest.mark.parametrize("decl, access, index, extent", [
+    ("@private float acc[4];", "acc[4] = 1.0f;", 4, 4),
+    ("float acc[4];", "acc[2 + 2] = 1.0f;", 4, 4),
+    ("float acc[4];", "acc[-1] = 1.0f;", -1, 4),
+    ("@localmem float t[8];", "t[8] = 1.0f;", 8, 8),
+    ("@localmem float t[2][3];", "t[1][3] = 1.0f;", 3, 3),
+])
+def test_a_constant_index_past_the_end_is_refused(decl, access, index, extent):
+    k = pk.kernel(f"""
+@kernel void c(float* y) {{
+    {decl}
+    {access}
+    y[@index(Global, Linear)] = 0.0f;
+}}""")
+    y = np.ones(8, np.float32)
+    with pytest.raises(pk.KernelFaultError) as info:
+        k(y, ndrange=8, workgroupsize=8)
+    assert (info.value.index, info.value.extent, info.value.lineno) == (index, extent, 4)
+    assert info.value.parameter == decl.split()[-1].split("[")[0]
+    assert "Refused before launch" in str(info.value)
+    assert y.min() == 1.0
+
+
+@pytest.mark.parametrize("body", [
+    # guarded, conditional or not provable: left to the kernel (and to debug mode)
+    "if (l < 16) t[l] = 1.0f;",
+    "for (int k = 0; k < 1; k++) t[l + 100] = 1.0f;",
+    "t[l % 16] = 1.0f;",
+    "t[l < 16 ? l : 0] = 1.0f;",
+    "t[l / 4] = 1.0f;",
+    "float* p = &t[16];",
+])
+def test_what_cannot_be_proved_is_not_refused(body):
+    k = pk.kernel(f"""
+@kernel void g(float* y) {{
+    @localmem float t[16];
+    const long l = @index(Local, Linear);
+    {body}
+    @synchronize();
+    y[@index(Global, Linear)] = 2.0f;
+}}""")
+    y = np.zeros(64, np.float32)
+    k(y, ndrange=64, workgroupsize=64)
+    assert y.min() == 2.0
+
+
+def test_a_define_and_a_declared_group_size_are_read():
+    src = """
+#define PER 2
+@kernel(workgroupsize=32) void d(float* y) {
+    @localmem float t[PER * @groupsize()];
+    const long l = @index(Local, Linear);
+    t[PER * l + 1] = 1.0f;
+    t[PER * l + PER] = 1.0f;
+    y[@index(Global, Linear)] = 3.0f;
+}"""
+    with pytest.raises(pk.KernelFaultError) as info:
+        pk.kernel(src)(np.zeros(64, np.float32), ndrange=64)
+    assert (info.value.index, info.value.extent, info.value.work_item) == (64, 64, (31,))
+    assert "t[PER * l + PER]" in str(info.value)
+
+
+def test_debug_mode_checks_at_run_time_instead():
+    k = pk.kernel(_PAIRS, debug=True)
+    with pytest.raises(pk.KernelFaultError) as info:
+        k(np.arange(2 * 256, dtype=np.uint32), ndrange=256, workgroupsize=128)
+    assert "Refused before launch" not in str(info.value)
+    assert info.value.parameter == "s" and info.value.extent == 128
+
+
+def _pointers_example() -> str:
+    text = (ROOT / "docs" / "language.md").read_text()
+    blocks = re.findall(r"```c\n(.*?)```", text, re.DOTALL)
+    (block,) = [b for b in blocks if "@localmem uint s[" in b and "order(" in b]
+    return block
+
+
+def test_the_pointers_example_of_the_language_page_runs_as_written(where):
+    k = pk.kernel(_pointers_example())
+    rng = np.random.default_rng(5)
+    items, n = 100, 40                          # 100: the last group of 32 is partial
+    x = rng.random((items, n), dtype=np.float32)
+    w = rng.random(n, dtype=np.float32)
+    keys = rng.integers(0, 1000, 2 * items).astype(np.uint32)
+    y = np.zeros(items, np.float32)
+    dy, dx, dw, dk = _on(where, y, x, w, keys)
+    k(where)(dy, dx, dw, dk, np.int32(n), ndrange=items)
+    pairs = keys.reshape(-1, 2)
+    top = pairs.max(axis=1)
+    np.testing.assert_allclose(_back(where, dy), 2 * (x @ w) + 1, rtol=1e-5)
+    assert np.array_equal(_back(where, dk), np.stack([top, top], axis=1).ravel())
+
+
+def test_the_pointers_example_sized_without_its_declared_group_is_refused():
+    source = _pointers_example().replace("@kernel(workgroupsize=32)", "@kernel") \
+        .replace("s[2 * @groupsize()]", "s[64]")
+    k = pk.kernel(source)
+    with pytest.raises(pk.KernelFaultError, match=r"s\[2 \* l\]"):
+        k(np.zeros(64, np.float32), np.zeros((64, 8), np.float32), np.zeros(8, np.float32),
+          np.zeros(128, np.uint32), np.int32(8), ndrange=64, workgroupsize=64)

@@ -430,6 +430,10 @@ class Launcher:
             _check_workgroup(wg, backend, compiled, kdef.name)
         if ndim and math.prod(nd) == 0:
             return None
+        if not self.kernel.debug:  # debug mode checks each access as it runs instead
+            parsed = self.kernel.parsed(backend.target)
+            bounds.check_workgroup(kdef, bounds.local_overruns(*parsed), nd, wg,
+                                   self.kernel.template.filename, self.kernel.template.source)
         if clips:
             global_size = tuple(reversed(nd)) or (1,)
         else:
