@@ -318,3 +318,62 @@ def test_the_pointers_example_sized_without_its_declared_group_is_refused():
     with pytest.raises(pk.KernelFaultError, match=r"s\[2 \* l\]"):
         k(np.zeros(64, np.float32), np.zeros((64, 8), np.float32), np.zeros(8, np.float32),
           np.zeros(128, np.uint32), np.int32(8), ndrange=64, workgroupsize=64)
+
+
+# ----------------------------- debug mode: private arrays, views, pointer arithmetic (item 1)
+
+_ACCESS = """
+@kernel void k(float* y, const float* x, int n) {{
+    const long i = @index(Global, Linear);
+    {body}
+}}"""
+
+
+@pytest.mark.parametrize("body, what, index, extent", [
+    ("float acc[4];\n    for (int k = 0; k < 4; k++) acc[k] = x[k];\n    y[i] = acc[n];",
+     "acc", 8, 4),
+    ("@private float acc[2][4];\n    acc[1][n] = x[i];\n    y[i] = acc[1][0];", "acc", 8, 4),
+    ("const float* row = x + i * 4;\n    y[i] = row[n];", "x", 8, 32),
+    ("const float* row = &x[i * 4];\n    y[i] = row[n + 1] + row[0];", "x", 9, 32),
+    ("y[i] = *(x + i * 4 + n);", "x", 8, 32),
+    ("const float* row = x + i * 4;\n    y[i] = *(row + n);", "x", 8, 32),
+    ("const float* row = x + i * 4 + n;\n    y[i] = *row;", "x", 8, 32),
+    ("float* out = y + i;\n    *(out + n) = 1.0f;", "y", 8, 8),
+    ("float acc[4];\n    acc[0] = x[i];\n    @synchronize();\n    y[i] = acc[n];",
+     "acc", 8, 4),
+], ids=["private", "private-2d", "view", "view-of-element", "arithmetic", "view-arithmetic",
+        "deref", "view-write", "private-across-barrier"])
+def test_debug_mode_checks_private_arrays_views_and_pointer_arithmetic(where, body, what,
+                                                                        index, extent):
+    source = _ACCESS.format(body=body)
+    k = pk.kernel(source, debug=True)
+    x = np.arange(32, dtype=np.float32)
+    y, dx = _on(where, np.zeros(8, np.float32), x)
+    k(where)(y, dx, np.int32(0), ndrange=8)              # in bounds: runs
+    with pytest.raises(pk.KernelFaultError) as info:
+        k(where)(y, dx, np.int32(8), ndrange=8)
+    err = info.value
+    assert (err.parameter, err.extent) == (what, extent), str(err)
+    if what == "acc":
+        assert err.argument is None and err.index == index and "private array" in str(err)
+    else:
+        assert err.argument == ["y", "x"].index(what)
+        # the first to fault is some work-item; its index is its own offset plus 8
+        stride = 4 if what == "x" else 1  # x viewed by rows of 4, y by element
+        assert err.work_item is not None and err.index == index + stride * err.work_item[0]
+    assert 0 < err.lineno and source.split("\n")[err.lineno - 1].strip() in str(err)
+
+
+def test_without_debug_mode_views_render_as_written():
+    source = _ACCESS.format(body="const float* row = x + i * 4;\n    y[i] = *(row + n);")
+    assert "*(row + n)" in pk.kernel(source).render("c", ndim=1)
+    assert "(row - x)" in pk.kernel(source, debug=True).render("c", ndim=1)
+
+
+@pytest.mark.parametrize("body", [
+    "const float* row = x + i * 4;\n    row = x;\n    y[i] = row[n];",   # assigned again
+    "const float* a = x + i;\n    { const float* a = x; y[i] = a[n]; }",  # declared twice
+])
+def test_a_view_whose_array_can_change_is_left_as_written(body):
+    k = pk.kernel(_ACCESS.format(body=body), debug=True)
+    assert "(row - x)" not in k.render("c", ndim=1) and "(a - x)" not in k.render("c", ndim=1)

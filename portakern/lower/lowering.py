@@ -182,6 +182,7 @@ def lower_kernel(kernel: KernelDef, module: Module, ndim: int, *,
     if isinstance(ndim, bool) or not isinstance(ndim, int) or not 0 <= ndim <= 3:
         raise NDRangeError(f"kernel {kernel.name!r}: the ndrange rank must be 0, 1, 2 or 3, "
                            f"got {ndim!r}")
+    written = kernel
     if lockstep:
         from ..syntax.pointer_checks import references_as_pointers  # no arrays of references
         from .lockstep import LockstepLowerer  # imports this module
@@ -204,8 +205,13 @@ def lower_kernel(kernel: KernelDef, module: Module, ndim: int, *,
     if debug:
         params = [*params, Param(DEBUG_RECORD, "long", True, False, len(params))]
         arrays = {p.name for p in kernel.params if p.pointer}
-        checked = check_subscripts(body, arrays, ndim, inside_item=not lockstep,
-                                   local=lw.local_dims)
+        from .debug_views import check_private, debug_targets, rewrite_views
+
+        views, private = debug_targets(written, module)
+        checked = check_subscripts(rewrite_views(body, arrays, views), arrays, ndim,
+                                   inside_item=not lockstep, local=lw.local_dims)
+        checked = check_private(checked, private, len(lw.local_dims), ndim,
+                                inside_item=not lockstep)
     return LoweredKernel(kernel.name, params, kernel.type_vars, ndim,
                          kernel.unsafe_indices, lw.localmem, body, masked, kernel.line,
                          lockstep, debug, checked, workgroupsize=lw.declared,
