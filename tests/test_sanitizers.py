@@ -377,3 +377,80 @@ def test_without_debug_mode_views_render_as_written():
 def test_a_view_whose_array_can_change_is_left_as_written(body):
     k = pk.kernel(_ACCESS.format(body=body), debug=True)
     assert "(row - x)" not in k.render("c", ndim=1) and "(a - x)" not in k.render("c", ndim=1)
+
+
+# ------------------------------------------------ debug mode: initcheck on the native path
+
+_HIST = """
+@kernel void hist(uint* out, const uint* x) {
+    @localmem uint bins[16];
+    const long l = @index(Local, Linear);
+    const long i = @index(Global, Linear);
+    if (l < 16) bins[l] = 0;                   // work-items outside the ndrange do not run
+    @synchronize();
+    @atomic_add(&bins[x[i] % 16], 1);
+    @synchronize();
+    if (l < 16) @atomic_add(&out[l], bins[l]);
+}"""
+
+
+@native
+def test_initcheck_finds_the_histogram_whose_masked_items_left_bins_unwritten(monkeypatch):
+    monkeypatch.setenv("PORTAKERN_CPU", "native")
+    k = pk.kernel(_HIST, debug=True)
+    x = np.arange(100, dtype=np.uint32)
+    out = np.zeros(16, np.uint32)
+    k(out, x, ndrange=100, workgroupsize=32)   # every bin read was zeroed first
+    assert np.array_equal(out, np.bincount(x % 16, minlength=16))
+    with pytest.raises(pk.KernelFaultError) as info:
+        k(np.zeros(16, np.uint32), x[:10] + 5, ndrange=10, workgroupsize=32)
+    err = info.value
+    # items 0..9 zeroed bins 0..9; item 5 counts x = 10 into bin 10, which nothing wrote
+    assert (err.parameter, err.index, err.extent, err.work_item) == ("bins", 10, 16, (5,))
+    assert err.lineno == _line(_HIST, "@atomic_add(&bins")
+    assert "no work-item of the group had written" in str(err)
+
+
+@native
+@pytest.mark.parametrize("body, element, line_text", [
+    ("t[l] = x[i];\n    @synchronize();\n    y[i] = t[(l + 1) % 8];", 4, "y[i] = t["),
+    ("if (l > 0) t[l] = 1.0f;\n    @synchronize();\n    y[i] = t[l];", 0, "y[i] = t[l]"),
+    ("t[l] += 1.0f;", 0, "t[l] +="),
+    ("u[l][1] = 1.0f;\n    @synchronize();\n    y[i] = u[l][0];", 0, "y[i] = u[l][0]"),
+], ids=["neighbour-masked", "one-slot-unwritten", "compound", "2-d"])
+def test_initcheck_reports_each_kind_of_read(monkeypatch, body, element, line_text):
+    monkeypatch.setenv("PORTAKERN_CPU", "native")
+    source = f"""
+@kernel void r(float* y, const float* x) {{
+    @localmem float t[8];
+    @localmem float u[8][2];
+    const long l = @index(Local, Linear);
+    const long i = @index(Global, Linear);
+    {body}
+}}"""
+    k = pk.kernel(source, debug=True)
+    with pytest.raises(pk.KernelFaultError) as info:
+        k(np.zeros(4, np.float32), np.ones(4, np.float32), ndrange=4, workgroupsize=8)
+    assert info.value.index == element * (2 if "u[" in line_text else 1)
+    assert info.value.lineno == _line(source, line_text)
+
+
+@native
+def test_initcheck_stays_quiet_when_every_read_element_was_written(monkeypatch):
+    monkeypatch.setenv("PORTAKERN_CPU", "native")
+    k = pk.kernel("""
+@kernel void s(float* y, const float* x) {
+    @localmem float t[8];
+    const long l = @index(Local, Linear);
+    const long i = @index(Global, Linear);
+    t[l] = x[i];
+    t[l] *= 2.0f;
+    @synchronize();
+    float& r = t[l];                            // a reference: taken as written
+    y[i] = t[(l + 1) % 8] + r;
+}""", debug=True)
+    y, x = np.zeros(16, np.float32), np.arange(16, dtype=np.float32)
+    k(y, x, ndrange=16, workgroupsize=8)
+    want = 2 * x.reshape(2, 8)
+    assert np.array_equal(y, (np.roll(want, -1, axis=1) + want).ravel())
+    assert "pk_w_t" in k.render("c", ndim=1) and "pk_w_t" not in k.render("opencl", ndim=1)

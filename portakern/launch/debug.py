@@ -104,6 +104,21 @@ def check(record: np.ndarray, kernel: str, params: list, ndim: int, filename: st
             raise KernelFaultError(kernel, name, None, index, extent, work_item, filename,
                                    line, text, dimension, message=message)
         name = localmem[k] if k < len(localmem) else f"@localmem #{k}"
+        from ..lower.initcheck import INITCHECK_DIMENSION
+
+        if dimension == INITCHECK_DIMENSION:
+            item = (f"work-item {work_item}" if work_item is not None
+                    else "the code that runs once per workgroup")
+            message = (f"kernel {kernel!r}: read of element {index} of @localmem array "
+                       f"{name!r} ({extent} elements) at {filename}:{line}, which no "
+                       f"work-item of the group had written since the group started; "
+                       f"{item} read it first. Write every element a work-item reads (a "
+                       f"work-item outside the ndrange does not run, so the slots it would "
+                       f"write stay unwritten), with @synchronize() between")
+            if text is not None:
+                message += f"\n    {line} | {text.strip()}"
+            raise KernelFaultError(kernel, name, None, index, extent, work_item, filename,
+                                   line, text, None, message=message)
         raise KernelFaultError(kernel, name, None, index, extent, work_item, filename, line,
                                text, dimension)
     name = params[argument].name if argument < len(params) else f"#{argument}"

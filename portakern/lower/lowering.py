@@ -212,6 +212,12 @@ def lower_kernel(kernel: KernelDef, module: Module, ndim: int, *,
                                    inside_item=not lockstep, local=lw.local_dims)
         checked = check_private(checked, private, len(lw.local_dims), ndim,
                                 inside_item=not lockstep)
+        if lockstep:  # the group runs once here: its @localmem reads are initchecked
+            from .initcheck import check_reads, shadows
+
+            decls, have = shadows(lw.local_dims)
+            checked = decls + check_reads(checked, have, lw.local_dims, ndim,
+                                          inside_item=False)
     return LoweredKernel(kernel.name, params, kernel.type_vars, ndim,
                          kernel.unsafe_indices, lw.localmem, body, masked, kernel.line,
                          lockstep, debug, checked, workgroupsize=lw.declared,
