@@ -38,7 +38,7 @@ from .render.emit import (
     render_lowered,
 )
 from .syntax.language import KernelDef, Module, Param, parse
-from .targets import CANONICAL_TARGET, builtin_targets
+from .targets import CANONICAL_TARGET, builtin_targets, target_info
 from .types import KNOWN_TYPES, as_type_name
 from .variant import Variant
 
@@ -380,10 +380,13 @@ class Kernel:
             from .lower.lowering import lower_kernel
 
             lockstep = lockstep_for(target, self.facts(target))
-            lowered = lower_kernel(kdef, module, ndim, lockstep=lockstep, debug=self.debug)
+            initcheck = target_info(target).initcheck  # debug mode's reads of @localmem
+            lowered = lower_kernel(kdef, module, ndim, lockstep=lockstep, debug=self.debug,
+                                   initcheck=initcheck)
             if unmasked:
                 lowered = lower_kernel(replace(kdef, unsafe_indices=True), module, ndim,
-                                       lockstep=lockstep, debug=self.debug)
+                                       lockstep=lockstep, debug=self.debug,
+                                       initcheck=initcheck)
             hit = render_lowered(lowered, module.helpers, target, full,
                                  self._template.filename, user_source=self._template.source,
                                  **extra)

@@ -379,7 +379,21 @@ def test_a_view_whose_array_can_change_is_left_as_written(body):
     assert "(row - x)" not in k.render("c", ndim=1) and "(a - x)" not in k.render("c", ndim=1)
 
 
-# ------------------------------------------------ debug mode: initcheck on the native path
+# ------------------------------------------- debug mode: initcheck on the native path and PoCL
+
+@pytest.fixture(params=["native", "pocl"])
+def cpu_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """``CPU()``'s two paths (PORTAKERN_CPU), each skipped where it cannot run."""
+    monkeypatch.delenv("PORTAKERN_DEBUG", raising=False)
+    if request.param == "native":
+        if not NativeCPU.available():
+            pytest.skip(f"no native CPU path here: {NativeCPU.available().reason}")
+        monkeypatch.setenv("PORTAKERN_CPU", "native")
+    else:
+        if not pk.CPU.opencl_available():
+            pytest.skip(f"no CPU OpenCL device: {pk.CPU.opencl_available().reason}")
+        monkeypatch.setenv("PORTAKERN_CPU", "opencl")
+    return request.param
 
 _HIST = """
 @kernel void hist(uint* out, const uint* x) {
@@ -394,9 +408,7 @@ _HIST = """
 }"""
 
 
-@native
-def test_initcheck_finds_the_histogram_whose_masked_items_left_bins_unwritten(monkeypatch):
-    monkeypatch.setenv("PORTAKERN_CPU", "native")
+def test_initcheck_finds_the_histogram_whose_masked_items_left_bins_unwritten(cpu_path):
     k = pk.kernel(_HIST, debug=True)
     x = np.arange(100, dtype=np.uint32)
     out = np.zeros(16, np.uint32)
@@ -411,15 +423,13 @@ def test_initcheck_finds_the_histogram_whose_masked_items_left_bins_unwritten(mo
     assert "no work-item of the group had written" in str(err)
 
 
-@native
 @pytest.mark.parametrize("body, element, line_text", [
     ("t[l] = x[i];\n    @synchronize();\n    y[i] = t[(l + 1) % 8];", 4, "y[i] = t["),
     ("if (l > 0) t[l] = 1.0f;\n    @synchronize();\n    y[i] = t[l];", 0, "y[i] = t[l]"),
     ("t[l] += 1.0f;", 0, "t[l] +="),
     ("u[l][1] = 1.0f;\n    @synchronize();\n    y[i] = u[l][0];", 0, "y[i] = u[l][0]"),
 ], ids=["neighbour-masked", "one-slot-unwritten", "compound", "2-d"])
-def test_initcheck_reports_each_kind_of_read(monkeypatch, body, element, line_text):
-    monkeypatch.setenv("PORTAKERN_CPU", "native")
+def test_initcheck_reports_each_kind_of_read(cpu_path, body, element, line_text):
     source = f"""
 @kernel void r(float* y, const float* x) {{
     @localmem float t[8];
@@ -435,9 +445,7 @@ def test_initcheck_reports_each_kind_of_read(monkeypatch, body, element, line_te
     assert info.value.lineno == _line(source, line_text)
 
 
-@native
-def test_initcheck_stays_quiet_when_every_read_element_was_written(monkeypatch):
-    monkeypatch.setenv("PORTAKERN_CPU", "native")
+def test_initcheck_stays_quiet_when_every_read_element_was_written(cpu_path):
     k = pk.kernel("""
 @kernel void s(float* y, const float* x) {
     @localmem float t[8];
@@ -453,4 +461,6 @@ def test_initcheck_stays_quiet_when_every_read_element_was_written(monkeypatch):
     k(y, x, ndrange=16, workgroupsize=8)
     want = 2 * x.reshape(2, 8)
     assert np.array_equal(y, (np.roll(want, -1, axis=1) + want).ravel())
-    assert "pk_w_t" in k.render("c", ndim=1) and "pk_w_t" not in k.render("opencl", ndim=1)
+    for target in ("c", "opencl"):
+        assert "pk_w_t" in k.render(target, ndim=1)
+    assert "pk_w_t" not in k.render("cuda", ndim=1)            # not on the GPU dialects yet

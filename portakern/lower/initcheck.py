@@ -25,6 +25,9 @@ each access of the array (already bounds-checked by
 The work-items of a run between barriers go one after another here, so a read of an
 element that a later item of the same run writes is reported too (a race on a GPU).
 An array whose size is not plain text of the source (a lowered construct) is left out.
+
+On OpenCL (PoCL) the shadows are ``@localmem`` arrays of their own
+(:func:`group_shadows`), cleared by the group's work-items at the top of the kernel.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from ..syntax.parts import Call, Gen
 from ..syntax.parts import is_tok as _is_tok
 from ..syntax.parts import match_items as _match_items
 
-__all__ = ["INITCHECK_DIMENSION", "check_reads", "shadows"]
+__all__ = ["INITCHECK_DIMENSION", "check_reads", "group_shadows", "shadows"]
 
 #: The dimension field of a fault code that marks an uninitialised read.
 INITCHECK_DIMENSION = 15
@@ -67,6 +70,21 @@ def shadows(local_dims: dict[str, list[list]]) -> tuple[list, dict[str, int]]:
                          f"memset(pk_w_{name}, 0, sizeof pk_w_{name});\n"))
         have[name] = k
     return decls, have
+
+
+def group_shadows(local_dims: dict[str, list[list]], localmem: list
+                  ) -> tuple[list, dict[str, int], list]:
+    """For a target whose work-items run at once (OpenCL): the code that clears the
+    shadows (``initcheck_clear``: every work-item clears its share, then a barrier, at
+    the top of the kernel, where every work-item is), the arrays that have one, and
+    the shadows' ``@localmem`` declarations (``pk_w_<name>``, one ``uchar`` each)."""
+    decls = {d[0].args[1]: d[0] for d in localmem
+             if d and isinstance(d[0], Call) and d[0].macro == "localmem"}
+    have = {name: k for k, name in enumerate(local_dims) if name in decls}
+    extra = [[Call("localmem", ([Token("id", "uchar", 0, 0)], f"pk_w_{name}",
+                                decls[name].args[2]), decls[name].line)] for name in have]
+    clear = [Call("initcheck_clear", (tuple(have),), 0)] if have else []
+    return clear, have, extra
 
 
 def _item_ids(ndim: int, line: int, inside: bool) -> list[list]:
