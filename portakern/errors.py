@@ -117,7 +117,9 @@ class KernelFaultError(PortakernError, IndexError):
     """A debug-mode launch found an out-of-bounds subscript (docs/debugging.md).
 
     Raised after the launch for the first work-item that faulted; the faulting
-    access touched no memory outside the arrays.
+    access touched no memory outside the arrays. Also raised before a launch, in any
+    mode, for a ``@localmem`` or private-array subscript that provably leaves its
+    array for that launch's workgroup (``message`` then says so; nothing ran).
 
     Attributes
     ----------
@@ -139,7 +141,8 @@ class KernelFaultError(PortakernError, IndexError):
 
     def __init__(self, kernel: str, parameter: str, argument: int, index: int, extent: int,
                  work_item: tuple[int, ...] | None, filename: str, lineno: int,
-                 text: str | None = None, dimension: int | None = None) -> None:
+                 text: str | None = None, dimension: int | None = None, *,
+                 message: str | None = None) -> None:
         self.kernel, self.parameter, self.argument = kernel, parameter, argument
         self.index, self.extent, self.work_item = index, extent, work_item
         self.filename, self.lineno, self.text = filename, lineno, text
@@ -166,12 +169,15 @@ class KernelFaultError(PortakernError, IndexError):
                    f"arrays was touched)")
         if text is not None:
             msg += f"\n    {lineno} | {text.strip()}"
-        super().__init__(msg)
+        self.message = message
+        super().__init__(msg if message is None else message)
 
     def __reduce__(self) -> tuple:
-        return (type(self), (self.kernel, self.parameter, self.argument, self.index,
-                             self.extent, self.work_item, self.filename, self.lineno,
-                             self.text, self.dimension))
+        import functools
+
+        return (functools.partial(type(self), message=self.message),
+                (self.kernel, self.parameter, self.argument, self.index, self.extent,
+                 self.work_item, self.filename, self.lineno, self.text, self.dimension))
 
 
 class NativeFallbackWarning(UserWarning):

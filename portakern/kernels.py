@@ -39,7 +39,7 @@ from .render.emit import (
     render_lowered,
 )
 from .syntax.language import KernelDef, Module, Param, parse
-from .targets import CANONICAL_TARGET, builtin_targets
+from .targets import CANONICAL_TARGET, builtin_targets, target_info
 from .types import KNOWN_TYPES, as_type_name
 from .variant import Variant
 
@@ -410,7 +410,7 @@ class Kernel:
             check_atomic_types(self.facts(target), module, kdef, target, full)
             lockstep = lockstep_for(target, self.facts(target))
             lowered = lower_kernel(kdef, module, ndim, lockstep=lockstep, debug=self.debug,
-                                   unmasked=unmasked)
+                                   unmasked=unmasked, initcheck=target_info(target).initcheck)
             hit = render_lowered(lowered, module.helpers, target, full,
                                  self._template.filename, user_source=self._template.source,
                                  **extra)

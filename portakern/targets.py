@@ -61,6 +61,10 @@ class TargetInfo:
         ``checker_status`` (how the check is built).
     address_spaces : AddressSpaces or None
         How pointers' address spaces are spelled (:meth:`pointer_spaces` when None).
+    initcheck : bool
+        Its ``macros.j2`` defines debug mode's initcheck primitives (``initcheck_clear``,
+        ``local_read``, ``local_write``, ``local_update``) for a kernel lowered without
+        ``lockstep`` (:mod:`portakern.lower.initcheck`; a lockstep lowering needs none).
     """
 
     name: str
@@ -75,6 +79,7 @@ class TargetInfo:
     checker_status: str | None = None
     checker_note: str = ""
     address_spaces: AddressSpaces | None = None
+    initcheck: bool = False
 
     def facts(self) -> Any:
         """What this target has: math functions, constants, atomics, device features
@@ -146,7 +151,7 @@ OPENCL_RESERVED_WORDS = frozenset({
 
 _BUILTIN = (
     TargetInfo("opencl", "OpenCL", pointer_address_spaces=True, address_spaces=OPENCL_SPACES,
-               reserved_words=OPENCL_RESERVED_WORDS),
+               reserved_words=OPENCL_RESERVED_WORDS, initcheck=True),
     TargetInfo("cuda", "CUDA"),
     TargetInfo("metal", "Metal", printf=False, prints=False, pointer_address_spaces=True,
                address_spaces=METAL_SPACES,

@@ -32,109 +32,30 @@ subscript is under a guard.
 from __future__ import annotations
 
 import math
-import re
 import weakref
 from typing import Any
 
 from ..errors import NDRangeError
 from ..syntax.language import KernelDef, Module, Token
-from ..syntax.macros import macro_of
-from ..syntax.parts import match_items
+from .body_reach import (
+    CONTROL,
+    EXITS,
+    GIVE_UP,
+    INDEX_TYPES,
+    PARTIAL,
+    body_tokens,
+    closing,
+    hiding_macros,
+    statements,
+    strip_parens,
+    texts,
+    untouched,
+)
 
 __all__ = ["check_ndrange", "checked", "overrun_params"]
 
 _LINEAR = ("@index", "(", "Global", ",", "Linear", ")")
 _NTUPLE = ("@index", "(", "Global", ",", "NTuple", ")")
-#: Declared types of a linear index variable (integers of at least 32 bits).
-_INDEX_TYPES = frozenset({"int", "long", "uint", "ulong", "int32_t", "int64_t", "uint32_t",
-                          "uint64_t", "size_t", "ptrdiff_t", "intptr_t", "auto"})
-#: A statement that starts with one of these runs conditionally (or not at all).
-_CONTROL = frozenset({"if", "else", "for", "while", "do", "switch", "case", "default",
-                      "return", "goto", "try", "catch", "break", "continue", "throw"})
-#: Inside a statement: part of it may not be evaluated.
-_PARTIAL = frozenset({"?", "&&", "||", "sizeof", "decltype", "alignof", "_Alignof", "typeid",
-                      "noexcept"})
-#: After one of these, later statements may not run.
-_EXITS = frozenset({"return", "throw", "exit", "_Exit", "quick_exit", "abort",
-                    "__builtin_trap", "__builtin_unreachable", "__trap", "trap", "longjmp"})
-#: Anywhere in the body: no conclusion is drawn.
-_GIVE_UP = frozenset({"goto", "asm", "__asm", "__asm__", "setjmp"})
-_ASSIGN_OPS = frozenset({"+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>"})
-_NOT_CALLS = frozenset({"if", "while", "for", "switch", "return"})
-_INCLUDE = re.compile(r"#\s*(include|import)\b")
-#: In a macro's replacement: it may skip code, or leave the kernel.
-_MACRO_FLOW = re.compile(
-    r"\b(?:if|else|for|while|do|switch|case|return|goto|break|continue|throw|exit|abort|"
-    r"__builtin_trap|__builtin_unreachable|__trap|longjmp)\b|\?|&&|\|\||;|\{")
-
-
-def _hiding_macros(helpers: list[Token]) -> set[str] | None:
-    """Names of the source's macros that may hide a condition (None: some cannot be seen)."""
-    names: set[str] = set()
-    for t in helpers:
-        if t.kind != "pp":
-            continue
-        text = re.sub(r"\\\n", " ", t.text)
-        if _INCLUDE.match(text):
-            return None
-        m = macro_of(t)
-        if m is not None and not m.undef and _MACRO_FLOW.search(m.body):
-            names.add(m.name)
-    return names
-
-
-def _sig(tokens: list[Token]) -> list[Token]:
-    return [t for t in tokens if t.kind not in ("ws", "comment")]
-
-
-def _closing(sig: list[Token], i: int) -> int:
-    """Index of the bracket closing ``sig[i]`` (len(sig) if never closed)."""
-    try:
-        return match_items(sig, i)
-    except ValueError:
-        return len(sig)
-
-
-def _statements(module: Module, kdef: KernelDef, sig: list[Token]
-                ) -> list[tuple[int, int, bool]] | None:
-    """``(start, end, top)`` of each statement of the body's top level, as spans of ``sig``.
-
-    ``top``: a declaration or expression statement (:class:`~portakern.syntax.tree.Simple`,
-    without its ``;``), which every work-item reaches unless a jump came before; an
-    ``if``, loop, ``switch`` or block is one span with ``top`` false. None where the
-    body does not parse as statements (the lowering reports it).
-    """
-    from ..errors import PortakernError
-    from ..syntax.tree import Simple, parse_body
-
-    try:
-        root = parse_body(kdef.body, module.source_map)
-    except PortakernError:
-        return None
-    where = {id(t): n for n, t in enumerate(sig)}
-    out: list[tuple[int, int, bool]] = []
-    for node in root.body:
-        span = [where[id(t)] for t in node.tokens if id(t) in where]
-        if not span:
-            continue
-        start, end = span[0], span[-1] + 1
-        simple = isinstance(node, Simple)
-        if simple and sig[end - 1].is_punct(";"):
-            end -= 1
-        out.append((start, end, simple))
-    return out
-
-
-def _texts(toks: list[Token]) -> tuple[str, ...]:
-    return tuple(t.text for t in toks)
-
-
-def _strip_parens(toks: list[Token]) -> list[Token]:
-    while len(toks) >= 2 and toks[0].is_punct("(") and _closing(toks, 0) == len(toks) - 1:
-        toks = toks[1:-1]
-    return toks
-
-
 def _declared_indices(sig: list[Token], stmts: list[tuple[int, int, bool]]
                       ) -> tuple[dict[str, int], list[tuple[int, list[str]]],
                                  dict[str, tuple[int, str]]]:
@@ -147,16 +68,16 @@ def _declared_indices(sig: list[Token], stmts: list[tuple[int, int, bool]]
         if not top:
             continue
         s = sig[start:end]
-        words = _texts(s)
+        words = texts(s)
         if len(words) >= 7 and words[-5:] == ("=", "@ndrange", "(", words[-2], ")") \
                 and s[-6].kind == "id":
             head = [w for w in words[:-6] if w != "const"]
-            if len(head) == 1 and head[0] in _INDEX_TYPES and words[-2] in ("1", "2"):
+            if len(head) == 1 and head[0] in INDEX_TYPES and words[-2] in ("1", "2"):
                 extents[words[-6]] = (start + len(words) - 6, words[-2])
         elif len(words) >= 3 + len(_LINEAR) and words[-len(_LINEAR):] == _LINEAR \
                 and words[-len(_LINEAR) - 1] == "=" and s[-len(_LINEAR) - 2].kind == "id":
             head = [w for w in words[:-len(_LINEAR) - 2] if w != "const"]
-            if len(head) == 1 and head[0] in _INDEX_TYPES:
+            if len(head) == 1 and head[0] in INDEX_TYPES:
                 linear[words[-len(_LINEAR) - 2]] = start + len(words) - len(_LINEAR) - 2
         elif words[-len(_NTUPLE):] == _NTUPLE and "[" in words:
             k = words.index("[")
@@ -169,46 +90,10 @@ def _declared_indices(sig: list[Token], stmts: list[tuple[int, int, bool]]
     return linear, tuples, extents
 
 
-def _untouched(sig: list[Token], name: str, declared_at: set[int]) -> bool:
-    """Whether ``name`` is only read after its declaration (at ``declared_at``)."""
-    opens: list[int] = []  # positions of the open '(' around each token
-    for j, t in enumerate(sig):
-        if t.is_punct("("):
-            opens.append(j)
-        elif t.is_punct(")") and opens:
-            opens.pop()
-        if t.kind != "id" or t.text != name or j in declared_at:
-            continue
-        prev = sig[j - 1] if j else None
-        nxt = sig[j + 1] if j + 1 < len(sig) else None
-        if prev is not None and prev.kind == "punct" and prev.text in (".", "->", "::"):
-            continue  # a member of the same name
-        if prev is not None and (prev.kind == "id" or prev.text in ("&", "++", "--")
-                                 or (prev.text in ("[", ",") and _in_binding(sig, j))):
-            return False  # redeclared, its address taken, incremented, or bound again
-        if nxt is not None and (nxt.text in ("=", "++", "--") or (
-                nxt.text in _ASSIGN_OPS and j + 2 < len(sig) and sig[j + 2].text == "=")):
-            return False  # assigned
-        if opens and prev is not None and prev.text in ("(", ","):
-            o = opens[-1]
-            caller = sig[o - 1] if o else None
-            if caller is not None and caller.kind == "id" and caller.text not in _NOT_CALLS:
-                return False  # an argument of a call: a reference parameter could change it
-    return True
-
-
-def _in_binding(sig: list[Token], j: int) -> bool:
-    """Whether ``sig[j]`` is a name in an ``auto [a, b]`` binding list."""
-    k = j
-    while k > 0 and (sig[k].kind == "id" or sig[k].is_punct(",")):
-        k -= 1
-    return sig[k].is_punct("[") and k > 0 and sig[k - 1].text in ("auto", "&", "&&")
-
-
 def _index_text(toks: list[Token], copies: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
     """A subscript's text, outer parentheses gone and ``@ndrange(d)`` copies spelled out."""
     out: list[str] = []
-    for t in _strip_parens(toks):
+    for t in strip_parens(toks):
         out.extend(copies.get(t.text, (t.text,)) if t.kind == "id" else (t.text,))
     return tuple(out)
 
@@ -233,43 +118,43 @@ def _linear_forms(linear: list[str], tuples: list[list[str]]) -> set[tuple[str, 
 
 
 def _analyse(module: Module, kdef: KernelDef) -> frozenset[str]:
-    hiding = _hiding_macros(module.helpers)
+    hiding = hiding_macros(module.helpers)
     if kdef.unsafe_indices or hiding is None:
         return frozenset()
-    sig = _sig(kdef.body)
-    if any(t.kind == "pp" or (t.kind == "id" and (t.text in _GIVE_UP or t.text in hiding))
+    sig = body_tokens(kdef.body)
+    if any(t.kind == "pp" or (t.kind == "id" and (t.text in GIVE_UP or t.text in hiding))
            for t in sig):
         return frozenset()
-    stmts = _statements(module, kdef, sig)
+    stmts = statements(module, kdef, sig)
     if stmts is None:
         return frozenset()
     linear, tuples, extents = _declared_indices(sig, stmts)
     copies = {v: ("@ndrange", "(", d, ")") for v, (at, d) in extents.items()
-              if _untouched(sig, v, {at})}
-    linear_ok = [v for v, at in linear.items() if _untouched(sig, v, {at})]
+              if untouched(sig, v, {at})}
+    linear_ok = [v for v, at in linear.items() if untouched(sig, v, {at})]
     tuples_ok = [names for at, names in tuples
                  if len(set(names)) == len(names)
-                 and all(_untouched(sig, n, {at + 2 * m}) for m, n in enumerate(names))]
+                 and all(untouched(sig, n, {at + 2 * m}) for m, n in enumerate(names))]
     forms = _linear_forms(linear_ok, tuples_ok)
     arrays = {p.name for p in kdef.params if p.pointer}
     bad: set[str] = set()
     hit: set[str] = set()
     exited = False
     for start, end, top in stmts:
-        words = _texts(sig[start:end])
-        unconditional = (top and not exited and bool(words) and words[0] not in _CONTROL
-                         and not _PARTIAL.intersection(words))
+        words = texts(sig[start:end])
+        unconditional = (top and not exited and bool(words) and words[0] not in CONTROL
+                         and not PARTIAL.intersection(words))
         j = start
         while j < end:
             t = sig[j]
-            if t.kind == "id" and t.text in _EXITS:
+            if t.kind == "id" and t.text in EXITS:
                 exited = True
             if t.kind == "id" and t.text in arrays:
                 prev = sig[j - 1] if j else None
                 if prev is not None and prev.kind == "punct" and prev.text in (".", "->", "::"):
                     j += 1
                     continue
-                close = _closing(sig, j + 1) if j + 1 < end and sig[j + 1].is_punct("[") \
+                close = closing(sig, j + 1) if j + 1 < end and sig[j + 1].is_punct("[") \
                     else None
                 if close is None or close >= end or (prev is not None and prev.text == "&") \
                         or _index_text(sig[j + 2:close], copies) not in forms:

@@ -39,6 +39,7 @@ from .base import Availability, Backend, Limits
 from .host import NumPyArrays, stack_arrays
 from .native_args import argument_block, geometry_for, refreshed, stopped
 from .native_build import BUILD_LOCK, Compiled, Toolchain, build, find_toolchain
+from .native_crash import watch
 from .native_groups import UNKNOWN, GroupFacts, cpu_workgroup
 from .native_runtime import (  # noqa: F401  (re-exported: tests and opencl.py)
     RT_LOCK,
@@ -135,10 +136,11 @@ class NativeCPU(NumPyArrays, Backend):
             # Facts of the lowering, beside the source (RenderedKernel.meta).
             hit.arrays = stack_arrays(rendered.fact("arrays", ()))
             hit.bound = rendered.fact("group_bound")
-            ctl = load_runtime(self.toolchain)[1]
+            runtime, ctl = load_runtime(self.toolchain)
             if ctl is not None:
                 hit.lib.pk_attach.restype = None
                 hit.lib.pk_attach(ctl)
+                watch(runtime, hit.lib)  # the crash report names this kernel (once per load)
             self._programs[rendered.source] = hit
         return hit
 

@@ -3,7 +3,8 @@
 Split from :mod:`portakern.backends.native` (which re-exports these names): the C
 source of the SIGINT and SIGFPE handlers, built once per process like a kernel (with
 :func:`portakern.backends.native_build.build`, so it lands in the same disk cache), and
-the hooks PoCL's launches use to keep those handlers in front.
+the hooks PoCL's launches use to keep those handlers in front. The crash report for
+SIGSEGV, SIGBUS and SIGILL inside a kernel is part of it (:mod:`.native_crash`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import CompilationError
 from ..subprocesses import fork_safe_lock
 from .native_build import build
+from .native_crash import CRASH_SOURCE
 
 if TYPE_CHECKING:
     from .native_build import Toolchain
@@ -52,6 +54,8 @@ static void pk_chain(int sig, const struct sigaction* old, siginfo_t* info, void
     }
 }
 
+static void pk_take(int sig, void (*fn)(int, siginfo_t*, void*), struct sigaction* old);
+""" + CRASH_SOURCE + r"""
 static void pk_on_int(int sig, siginfo_t* info, void* uc) {
     __atomic_add_fetch(&pk_rt_ctl[0], 1, __ATOMIC_RELAXED);
     pk_chain(sig, &pk_old_int, info, uc);  /* Python's handler: KeyboardInterrupt on return */
@@ -129,7 +133,7 @@ static void pk_on_fpe(int sig, siginfo_t* info, void* uc) {
 #if defined(PK_FIX_DIV)
     if (__atomic_load_n(&pk_rt_ctl[1], __ATOMIC_RELAXED) > 0 && pk_fix_div((ucontext_t*)uc)) return;
 #endif
-    pk_chain(sig, &pk_old_fpe, info, uc);  /* not a kernel's division: as before */
+    pk_fatal(sig, &pk_old_fpe, info, uc, pk_report(sig, info));  /* not a kernel's division */
 }
 
 static void pk_take(int sig, void (*fn)(int, siginfo_t*, void*), struct sigaction* old) {
@@ -151,6 +155,7 @@ static void pk_take(int sig, void (*fn)(int, siginfo_t*, void*), struct sigactio
 PK_EXPORT void pk_rt_install(void) {
     pk_take(SIGINT, pk_on_int, &pk_old_int);
     pk_take(SIGFPE, pk_on_fpe, &pk_old_fpe);
+    pk_crash_install();  /* SIGSEGV, SIGBUS, SIGILL: the crash report (native_crash.py) */
 }
 PK_EXPORT void pk_rt_enter(void) { __atomic_add_fetch(&pk_rt_ctl[1], 1, __ATOMIC_RELAXED); }
 PK_EXPORT void pk_rt_leave(void) { __atomic_sub_fetch(&pk_rt_ctl[1], 1, __ATOMIC_RELAXED); }
@@ -159,7 +164,8 @@ PK_EXPORT int pk_launch(void* const*, const long long*) { return 0; }
 
 #: What the runtime's library defines (a kernel's library copied over its cache entry
 #: does not, and is refused: :func:`.native_build.build`).
-RUNTIME_ENTRY_POINTS = ("pk_rt_install", "pk_rt_enter", "pk_rt_leave", "pk_rt_ctl", "pk_launch")
+RUNTIME_ENTRY_POINTS = ("pk_rt_install", "pk_rt_enter", "pk_rt_leave", "pk_rt_ctl", "pk_launch",
+                        "pk_rt_watch")
 
 #: [the runtime's library, the address of its ``pk_rt_ctl``], or [None, None] where it
 #: could not be built (then Ctrl-C waits for the launch, and a division by zero traps).
@@ -186,6 +192,7 @@ def load_runtime(toolchain: Toolchain) -> tuple[Any, Any]:
         lib.pk_rt_install.restype = None
         lib.pk_rt_enter.restype = None
         lib.pk_rt_leave.restype = None
+        lib.pk_rt_watch.restype = None
         ctl = ctypes.addressof(ctypes.c_int.in_dll(lib, "pk_rt_ctl"))
         lib.pk_rt_install()
         RUNTIME.append((lib, ctypes.c_void_p(ctl)))

@@ -9,7 +9,7 @@ from .rows import Row
 
 def bench_rows(quick: bool = False, repeats: int = 7, budget: float = 2.0,
                only: Any = ()) -> list:
-    """``portakern bench`` rows: debug mode's cost on ``CPU()`` (saxpy, matmul_tiled).
+    """``portakern bench`` rows: debug mode's cost on ``CPU()`` (saxpy, matmul_tiled, histogram).
 
     Each row times the same example launched with debug mode on against off, in
     alternating samples (the median of each), after checking that the debug launch
@@ -23,7 +23,8 @@ def bench_rows(quick: bool = False, repeats: int = 7, budget: float = 2.0,
 
     rows = []
     backend = CPU()
-    for name, size, small in (("saxpy", 1 << 22, 1 << 16), ("matmul_tiled", 384, 64)):
+    for name, size, small in (("saxpy", 1 << 22, 1 << 16), ("matmul_tiled", 384, 64),
+                              ("histogram", 1 << 22, 1 << 16)):
         if only and name not in only:
             continue
         ex = examples.get(name)

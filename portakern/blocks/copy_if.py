@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 
 from ..launch.resolve import get_backend
-from ..target_facts import CONSTANTS, MATH_FUNCTIONS
 from ..subprocesses import fork_safe_lock
+from ..target_facts import CONSTANTS, MATH_FUNCTIONS
 from ..types import KNOWN_TYPES, type_name_of
 from .scan import InclusiveScanKernel, chunk_for
 from .scan_fragment import check_expression

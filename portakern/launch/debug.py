@@ -1,7 +1,9 @@
 """Debug mode: bounds-checked subscripts and the fault record (docs/debugging.md).
 
 A kernel made with ``debug=True`` (or under ``PORTAKERN_DEBUG=1``) is lowered with
-every subscript of an array parameter checked (:func:`portakern.lower.subscripts.check_subscripts`)
+every subscript of an array parameter checked (:func:`portakern.lower.subscripts.check_subscripts`),
+and so are accesses through pointer views of them, ``*(p + i)``, and private arrays
+(:mod:`portakern.lower.debug_views`),
 and one hidden last parameter, :data:`~portakern.lower.subscripts.DEBUG_RECORD`: an int64 array
 the launcher passes like any other array, laid out as
 
@@ -70,11 +72,12 @@ def new_record(params: list, shapes: dict[int, tuple[int, ...]]) -> np.ndarray:
 
 
 def check(record: np.ndarray, kernel: str, params: list, ndim: int, filename: str,
-          source: str, localmem: Sequence[str] = ()) -> None:
+          source: str, localmem: Sequence[str] = (), private: Sequence[str] = ()) -> None:
     """Raise :class:`KernelFaultError` if ``record`` (read back after a launch) holds a fault.
 
     ``localmem`` names the kernel's ``@localmem`` arrays in order (a negative argument
-    code ``-1 - (16 * k + d)`` stands for dimension ``d`` of the ``k``-th).
+    code ``-1 - (16 * k + d)`` stands for dimension ``d`` of the ``k``-th), then
+    ``private`` its checked private arrays (``k`` counts on past the ``@localmem`` ones).
     """
     if not int(record[0]):
         return
@@ -93,7 +96,36 @@ def check(record: np.ndarray, kernel: str, params: list, ndim: int, filename: st
                                text, dimension)
     if argument < 0:
         k, dimension = divmod(-1 - argument, 16)
+        if k >= len(localmem) and k - len(localmem) < len(private):
+            name = private[k - len(localmem)]
+            valid = f"valid indices 0 to {extent - 1}" if extent > 0 else "it is empty"
+            item = (f"work-item {work_item}" if work_item is not None
+                    else "the code that runs once per workgroup")
+            message = (f"kernel {kernel!r}: out-of-bounds subscript {index} of private array "
+                       f"{name!r} (dimension {dimension}) at {filename}:{line}: that dimension "
+                       f"has {extent} element{'' if extent == 1 else 's'} ({valid}); {item} "
+                       f"faulted first. The access went to index 0 of that dimension instead "
+                       f"(no memory outside the arrays was touched)")
+            if text is not None:
+                message += f"\n    {line} | {text.strip()}"
+            raise KernelFaultError(kernel, name, None, index, extent, work_item, filename,
+                                   line, text, dimension, message=message)
         name = localmem[k] if k < len(localmem) else f"@localmem #{k}"
+        from ..lower.initcheck import INITCHECK_DIMENSION
+
+        if dimension == INITCHECK_DIMENSION:
+            item = (f"work-item {work_item}" if work_item is not None
+                    else "the code that runs once per workgroup")
+            message = (f"kernel {kernel!r}: read of element {index} of @localmem array "
+                       f"{name!r} ({extent} elements) at {filename}:{line}, which no "
+                       f"work-item of the group had written since the group started; "
+                       f"{item} read it first. Write every element a work-item reads (a "
+                       f"work-item outside the ndrange does not run, so the slots it would "
+                       f"write stay unwritten), with @synchronize() between")
+            if text is not None:
+                message += f"\n    {line} | {text.strip()}"
+            raise KernelFaultError(kernel, name, None, index, extent, work_item, filename,
+                                   line, text, None, message=message)
         raise KernelFaultError(kernel, name, None, index, extent, work_item, filename, line,
                                text, dimension)
     name = params[argument].name if argument < len(params) else f"#{argument}"
@@ -121,11 +153,16 @@ def launch_checked(backend: Any, kernel: Any, kdef: Any, compiled: Any, launch_a
     launch_args.append(handle)
     launch_args.extend(sizes)
     backend.launch(compiled, launch_args, global_size, local_size)
+    from ..lower.debug_views import debug_targets
     from ..lower.subscripts import localmem_names
 
     template = kernel.template
-    check(np.asarray(backend.to_host(array)), kdef.name, kdef.params, len(sizes),
-          template.filename, template.source, localmem_names(kdef))
+    record = np.asarray(backend.to_host(array))
+    private: list[str] = []
+    if int(record[0]) and int(record[1]) < 0:
+        private = list(debug_targets(kdef, kernel.parsed(backend.target)[0])[1])
+    check(record, kdef.name, kdef.params, len(sizes), template.filename, template.source,
+          localmem_names(kdef), private)
 
 
 def rebuild_kernel(kernel_class: type, source: str, name: str | None, filename: str,

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .. import log
-from ..analysis import bounds
+from ..analysis import bounds, local_bounds
 from ..backends.base import Backend
 from ..errors import (
     CompilationError,
@@ -442,6 +442,11 @@ class Launcher:
             _check_workgroup(wg, backend, compiled, kdef.name)
         if ndim and math.prod(nd) == 0:
             return None
+        if not self.kernel.debug:  # debug mode checks each access as it runs instead
+            parsed = self.kernel.parsed(backend.target)
+            local_bounds.check_workgroup(kdef, local_bounds.local_overruns(*parsed), nd, wg,
+                                         self.kernel.template.filename,
+                                         self.kernel.template.source)
         if clips:
             global_size = tuple(reversed(nd)) or (1,)
         else:

@@ -177,7 +177,7 @@ def _lookback_names(sig: list[Token]) -> list[str]:
 
 def lower_kernel(kernel: KernelDef, module: Module, ndim: int, *,
                  lockstep: bool = False, debug: bool = False,
-                 unmasked: bool = False) -> LoweredKernel:
+                 unmasked: bool = False, initcheck: bool = False) -> LoweredKernel:
     """Lower one kernel for an ndrange of ``ndim`` axes.
 
     ``lockstep`` lowers a kernel with ``@synchronize`` or ``@localmem`` for a target
@@ -195,7 +195,9 @@ def lower_kernel(kernel: KernelDef, module: Module, ndim: int, *,
 
     ``debug`` adds the hidden parameter :data:`DEBUG_RECORD` and bounds-checks every
     subscript of an array parameter (:func:`check_subscripts`); the analyses above
-    run on the same parts as without it.
+    run on the same parts as without it. With ``lockstep``, or with ``initcheck`` (a
+    target whose ``macros.j2`` defines the initcheck primitives: OpenCL), debug mode
+    also checks reads of ``@localmem`` (:mod:`.initcheck`).
 
     ``unmasked`` lowers the kernel without its bounds mask (as ``unsafe_indices`` does),
     for a launch whose groups cover the ndrange exactly, in one lowering: the errors
@@ -210,6 +212,7 @@ def lower_kernel(kernel: KernelDef, module: Module, ndim: int, *,
     if isinstance(ndim, bool) or not isinstance(ndim, int) or not 0 <= ndim <= 3:
         raise NDRangeError(f"kernel {kernel.name!r}: the ndrange rank must be 0, 1, 2 or 3, "
                            f"got {ndim!r}")
+    written = kernel
     if lockstep:
         from ..syntax.pointer_checks import references_as_pointers  # no arrays of references
         from .lockstep import LockstepLowerer  # imports this module
@@ -231,12 +234,30 @@ def lower_kernel(kernel: KernelDef, module: Module, ndim: int, *,
         body = [Gen("const bool pk_active = ")] + lw.active() + [Gen(";\n")] + body
     params = [*kernel.params, *hidden_params(kernel.params)]
     checked: list = []
+    localmem = lw.localmem
     if debug:
         params = [*params, Param(DEBUG_RECORD, "long", True, False, len(params))]
         arrays = {p.name for p in kernel.params if p.pointer and not p.axes}
-        checked = check_subscripts(body, arrays, ndim, inside_item=not lockstep,
-                                   local=lw.local_dims)
+        from .debug_views import check_private, debug_targets, rewrite_views
+
+        views, private = debug_targets(written, module)
+        checked = check_subscripts(rewrite_views(body, arrays, views), arrays, ndim,
+                                   inside_item=not lockstep, local=lw.local_dims)
+        checked = check_private(checked, private, len(lw.local_dims), ndim,
+                                inside_item=not lockstep)
+        if lockstep:  # the group runs once here: its @localmem reads are initchecked
+            from .initcheck import check_reads, shadows
+
+            decls, have = shadows(lw.local_dims)
+            checked = decls + check_reads(checked, have, lw.local_dims, ndim,
+                                          inside_item=False)
+        elif initcheck and lw.local_dims:
+            from .initcheck import check_reads, group_shadows
+
+            clear, have, extra = group_shadows(lw.local_dims, lw.localmem)
+            checked = clear + check_reads(checked, have, lw.local_dims, ndim)
+            localmem = [*lw.localmem, *extra]
     return LoweredKernel(kernel.name, params, kernel.type_vars, ndim,
-                         kernel.unsafe_indices, lw.localmem, body, masked, kernel.line,
+                         kernel.unsafe_indices, localmem, body, masked, kernel.line,
                          lockstep, debug, checked, workgroupsize=lw.declared,
                          contract=kernel.contract)

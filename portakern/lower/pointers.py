@@ -83,8 +83,9 @@ def _flat(parts: list) -> list[_Item]:
             for m in _GEN_TOKEN_RE.finditer(p.text):
                 kind = m.lastgroup or "punct"
                 out.append(_Item(kind, m.group(kind), n, False))
-        elif isinstance(p, Call) and p.macro == "checked":
-            # Debug mode's bounds-checked element x[i]: an lvalue of the array x.
+        elif isinstance(p, Call) and p.macro in ("checked", "local_read", "local_write",
+                                                  "local_update"):
+            # Debug mode's bounds-checked (or initchecked) element x[i]: an lvalue of x.
             out += [_Item("id", str(p.args[0]), n, False), _Item("punct", "[", n, False),
                     _Item("punct", "]", n, False)]
         elif isinstance(p, Call):

@@ -46,6 +46,12 @@ const long long i = ((pk_g0 * pk_ls0 + pk_l0));
 
 }
 
+struct pk_crash_rec { const char* name; void** slot; int running; int ndim; int axes; int spare; long long n[3]; long long ls[3]; };
+extern "C" { PK_EXPORT pk_crash_rec pk_crash_record = {"polynomial", 0, 0, 1, 1, 0, {0, 0, 0}, {0, 0, 0}}; }
+__attribute__((destructor)) static void pk_crash_forget(void) {
+    void** const slot = __atomic_load_n(&pk_crash_record.slot, __ATOMIC_ACQUIRE);
+    if (slot) __atomic_store_n(slot, (void*)0, __ATOMIC_RELEASE);
+}
 static int* pk_ctl = 0;
 extern "C" PK_EXPORT void pk_attach(int* ctl) { pk_ctl = ctl; }
 extern "C" PK_EXPORT int pk_launch(void* const* pk_argv, const long long* pk_geom)
@@ -63,6 +69,9 @@ extern "C" PK_EXPORT int pk_launch(void* const* pk_argv, const long long* pk_geo
     const long long pk_ls0 = pk_geom[1];
     const long long pk_ng0 = pk_geom[2];
     const long long pk_ext0 = pk_geom[3];
+    __atomic_add_fetch(&pk_crash_record.running, 1, __ATOMIC_RELAXED);
+    pk_crash_record.n[0] = pk_n0;
+    pk_crash_record.ls[0] = pk_ls0;
     const long long pk_groups = pk_ng0;
     if (pk_groups == 1) {
     for (long long pk_grp = 0; pk_grp < pk_groups; ++pk_grp) {
@@ -93,5 +102,6 @@ extern "C" PK_EXPORT int pk_launch(void* const* pk_argv, const long long* pk_geo
 
     }
     if (pk_c) __atomic_sub_fetch(pk_c + 1, 1, __ATOMIC_RELAXED);
+    __atomic_sub_fetch(&pk_crash_record.running, 1, __ATOMIC_RELAXED);
     return pk_stopped;
 }

@@ -58,6 +58,12 @@ long long i = (pk_g1 * pk_ls1 + pk_l1), j = (pk_g0 * pk_ls0 + pk_l0);
 
 }
 
+struct pk_crash_rec { const char* name; void** slot; int running; int ndim; int axes; int spare; long long n[3]; long long ls[3]; };
+extern "C" { PK_EXPORT pk_crash_rec pk_crash_record = {"rgb_to_gray", 0, 0, 2, 2, 0, {0, 0, 0}, {0, 0, 0}}; }
+__attribute__((destructor)) static void pk_crash_forget(void) {
+    void** const slot = __atomic_load_n(&pk_crash_record.slot, __ATOMIC_ACQUIRE);
+    if (slot) __atomic_store_n(slot, (void*)0, __ATOMIC_RELEASE);
+}
 static int* pk_ctl = 0;
 extern "C" PK_EXPORT void pk_attach(int* ctl) { pk_ctl = ctl; }
 extern "C" PK_EXPORT int pk_launch(void* const* pk_argv, const long long* pk_geom)
@@ -76,6 +82,11 @@ extern "C" PK_EXPORT int pk_launch(void* const* pk_argv, const long long* pk_geo
     const long long pk_ls1 = pk_geom[3];
     const long long pk_ng1 = pk_geom[5];
     const long long pk_ext1 = pk_geom[7];
+    __atomic_add_fetch(&pk_crash_record.running, 1, __ATOMIC_RELAXED);
+    pk_crash_record.n[0] = pk_n0;
+    pk_crash_record.n[1] = pk_n1;
+    pk_crash_record.ls[0] = pk_ls0;
+    pk_crash_record.ls[1] = pk_ls1;
     const long long pk_groups = pk_ng0 * pk_ng1;
     if (pk_groups == 1) {
     for (long long pk_grp = 0; pk_grp < pk_groups; ++pk_grp) {
@@ -112,5 +123,6 @@ extern "C" PK_EXPORT int pk_launch(void* const* pk_argv, const long long* pk_geo
 
     }
     if (pk_c) __atomic_sub_fetch(pk_c + 1, 1, __ATOMIC_RELAXED);
+    __atomic_sub_fetch(&pk_crash_record.running, 1, __ATOMIC_RELAXED);
     return pk_stopped;
 }

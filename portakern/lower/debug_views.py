@@ -1,0 +1,296 @@
+"""Debug mode's checks beyond array-parameter subscripts: pointer views, ``*(p + i)`` and
+private arrays (issue 28; the subscripts themselves: :mod:`.subscripts`).
+
+Two passes around :func:`~portakern.lower.subscripts.check_subscripts`:
+
+* :func:`rewrite_views`, before it: an access through a pointer view of an array
+  parameter (``const T* row = x + i * n; row[j]``) becomes the subscript of the array
+  it points into, ``x[(row - x) + (j)]``, which that pass then checks against ``x``'s
+  extent like any other; pointer arithmetic on an array or a view, ``*(p + i)`` and
+  ``*p``, is ``p[i]`` and ``p[0]`` first. A view counts only where the kernel declares
+  it once, from the array (``x``, ``x + e``, ``x - e``, ``&x[e]``) and never assigns it
+  another value (``++``, ``+=`` keep it in the same array; ``row - x`` stays exact).
+* :func:`check_private`, after it: each subscript of a private array (``@private T
+  a[4]`` or a plain ``T a[4]`` declared once in the kernel body, with constant sizes)
+  is checked one dimension at a time like a ``@localmem`` array's
+  (``checked_local``): an index out of range records the fault and gives 0. The fault
+  code of the ``m``-th private array continues the ``@localmem`` ones.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..syntax.language import KernelDef, Module, Token, significant
+from ..syntax.parts import Call, Gen, is_unary
+from ..syntax.parts import is_tok as _is_tok
+from ..syntax.parts import match_items as _match_items
+
+__all__ = ["check_private", "debug_targets", "private_arrays", "rewrite_views", "views"]
+
+#: Words before ``name[`` that make it a use, not a declaration.
+_USE_WORDS = frozenset({"return", "case", "else", "do", "sizeof", "throw"})
+#: At the top level of ``*(p + rest)``: ``rest`` is not one additive operand list.
+_LOOSER = frozenset({"<<", ">>", "<", ">", "<=", ">=", "==", "!=", "&", "|", "^", "&&", "||",
+                     "?", ":", "=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=",
+                     ">>=", ","})
+_NUMBER = re.compile(r"(0[xX][0-9a-fA-F]+|\d+)[uUlL]*")
+_SIZE_PUNCT = frozenset({"+", "-", "*", "/", "%", "(", ")", "<<", ">>"})
+
+
+def _decl_counts(sig: list[Token]) -> dict[str, int]:
+    """How often each name is declared (after a type word, ``*`` or ``&``) in ``sig``."""
+    counts: dict[str, int] = {}
+    for j, t in enumerate(sig):
+        if t.kind != "id" or j == 0:
+            continue
+        prev = sig[j - 1]
+        nxt = sig[j + 1] if j + 1 < len(sig) else None
+        declared = (prev.kind == "id" and prev.text not in _USE_WORDS) or (
+            prev.is_punct("*") and j >= 2 and sig[j - 2].kind == "id"
+            and sig[j - 2].text not in _USE_WORDS)
+        if declared and nxt is not None and nxt.kind == "punct" \
+                and nxt.text in ("=", ";", "[", ",", ")"):
+            counts[t.text] = counts.get(t.text, 0) + 1
+    return counts
+
+
+def views(kernel: KernelDef, arrays: set[str], taken: set[str]) -> dict[str, str]:
+    """Pointer variables of the kernel that view an array parameter: ``{view: array}``.
+
+    ``taken`` holds names that are something else (parameters, ``@localmem`` arrays).
+    """
+    sig = significant(kernel.body)
+    counts = _decl_counts(sig)
+    found: dict[str, str] = {}
+    for j, t in enumerate(sig):
+        if t.kind != "id" or j < 2 or j + 2 >= len(sig) or not sig[j - 1].is_punct("*") \
+                or sig[j - 2].kind != "id" or not sig[j + 1].is_punct("="):
+            continue
+        init = sig[j + 2:]
+        origin = None
+        if init[0].kind == "id" and init[0].text in arrays and len(init) > 1 \
+                and init[1].kind == "punct" and init[1].text in ("+", "-", ";", ","):
+            origin = init[0].text
+        elif init[0].is_punct("&") and len(init) > 2 and init[1].kind == "id" \
+                and init[1].text in arrays and init[2].is_punct("["):
+            origin = init[1].text
+        if origin is not None:
+            found[t.text] = origin
+    out = {}
+    for name, origin in found.items():
+        if counts.get(name) != 1 or name in taken or name in arrays:
+            continue
+        assigned = any(
+            t.kind == "id" and t.text == name and k + 1 < len(sig) and sig[k + 1].is_punct("=")
+            and not (k >= 1 and sig[k - 1].is_punct("*"))
+            for k, t in enumerate(sig))
+        if not assigned:
+            out[name] = origin
+    return out
+
+
+def _skip_blank(parts: list, n: int) -> int:
+    while n < len(parts) and isinstance(parts[n], Token) and parts[n].kind in ("ws", "comment"):
+        n += 1
+    return n
+
+
+def _last_code(out: list) -> object | None:
+    return next((o for o in reversed(out)
+                 if not (isinstance(o, Token) and o.kind in ("ws", "comment"))
+                 and not (isinstance(o, Gen) and not o.text.strip())), None)
+
+
+def _additive(rest: list) -> bool:
+    """Whether ``rest`` has no operator binding looser than ``+`` at its top level."""
+    depth = 0
+    for it in rest:
+        if isinstance(it, Token) and it.kind == "punct":
+            if it.text in "([{":
+                depth += 1
+            elif it.text in ")]}":
+                depth -= 1
+            elif depth == 0 and it.text in _LOOSER:
+                return False
+        elif isinstance(it, (Gen, Call)) and depth == 0:
+            return False  # generated code: not read
+    return True
+
+
+def rewrite_views(parts: list, arrays: set[str], views: dict[str, str]) -> list:
+    """``parts`` with view and pointer-arithmetic accesses spelled as array subscripts."""
+    pointers = arrays | set(views)
+    out: list = []
+    n = 0
+    while n < len(parts):
+        it = parts[n]
+        prev = _last_code(out)
+        member = _is_tok(prev, ".", "->", "::")
+        if isinstance(it, Token) and it.is_punct("*") \
+                and (prev is None or is_unary([prev, it], 1)):
+            j = _skip_blank(parts, n + 1)
+            if j < len(parts) and _is_tok(parts[j], "("):
+                close = _match_items(parts, j)
+                inner = [p for p in parts[j + 1:close]
+                         if not (isinstance(p, Token) and p.kind in ("ws", "comment"))]
+                after = _skip_blank(parts, close + 1)
+                if len(inner) >= 3 and isinstance(inner[0], Token) and inner[0].kind == "id" \
+                        and inner[0].text in pointers and _is_tok(inner[1], "+") \
+                        and _additive(inner[2:]) and not (
+                            after < len(parts) and _is_tok(parts[after], "[", "(", ".", "->")):
+                    p = inner[0]
+                    spelled = [p, Token("punct", "[", p.line, p.col), *inner[2:],
+                               Token("punct", "]", p.line, p.col)]
+                    out += rewrite_views(spelled, arrays, views)
+                    n = close + 1
+                    continue
+            elif j < len(parts) and isinstance(parts[j], Token) and parts[j].kind == "id" \
+                    and parts[j].text in pointers:
+                after = _skip_blank(parts, j + 1)
+                if not (after < len(parts) and _is_tok(parts[after], "[", "(", ".", "->", "++",
+                                                        "--")):
+                    p = parts[j]
+                    spelled = [p, Token("punct", "[", p.line, p.col),
+                               Token("num", "0", p.line, p.col), Token("punct", "]", p.line, p.col)]
+                    out += rewrite_views(spelled, arrays, views)
+                    n = j + 1
+                    continue
+        if isinstance(it, Token) and it.kind == "id" and it.text in views and not member:
+            j = _skip_blank(parts, n + 1)
+            if j < len(parts) and _is_tok(parts[j], "["):
+                close = _match_items(parts, j)
+                origin = views[it.text]
+                out += [Token("id", origin, it.line, it.col), parts[j],
+                        Gen(f"({it.text} - {origin}) + (")]
+                out += rewrite_views(parts[j + 1:close], arrays, views)
+                out += [Gen(")"), parts[close]]
+                n = close + 1
+                continue
+        out.append(it)
+        n += 1
+    return out
+
+
+def private_arrays(kernel: KernelDef, macros: set[str], taken: set[str]) -> dict[str, list[list]]:
+    """The kernel's private arrays declared once with constant sizes: ``{name: sizes}``.
+
+    Each size is a part list ``(n)`` (literals, the source's macros, arithmetic), as
+    :func:`~portakern.lower.subscripts.check_subscripts` takes ``@localmem`` sizes.
+    """
+    sig = significant(kernel.body)
+    counts = _decl_counts(sig)
+    out: dict[str, list[list]] = {}
+    for j, t in enumerate(sig):
+        if t.kind != "id" or j == 0 or j + 1 >= len(sig) or not sig[j + 1].is_punct("["):
+            continue
+        prev = sig[j - 1]
+        if prev.kind != "id" or prev.text in _USE_WORDS:
+            continue
+        k = j - 1
+        while k > 0 and (sig[k - 1].kind in ("id", "at")):
+            k -= 1
+        if any(w.text == "@localmem" for w in sig[k:j]):
+            continue
+        if k > 0 and not (sig[k - 1].kind == "punct" and sig[k - 1].text in ";{}"):
+            continue
+        dims: list[list] = []
+        m = j + 1
+        ok = True
+        while m < len(sig) and sig[m].is_punct("["):
+            close = _match_items(sig, m)
+            size = sig[m + 1:close]
+            if not size or not all(
+                    (s.kind == "num" and _NUMBER.fullmatch(s.text)) or (
+                        s.kind == "punct" and s.text in _SIZE_PUNCT)
+                    or (s.kind == "id" and s.text in macros) for s in size):
+                ok = False
+                break
+            dims.append([Gen("("), *size, Gen(")")])
+            m = close + 1
+        if ok and dims and m < len(sig) and sig[m].kind == "punct" \
+                and sig[m].text in (";", "=", ","):
+            out[t.text] = dims
+    return {n: d for n, d in out.items() if counts.get(n) == 1 and n not in taken}
+
+
+def debug_targets(kernel: KernelDef, module: Module
+                  ) -> tuple[dict[str, str], dict[str, list[list]]]:
+    """The kernel's views (:func:`views`) and private arrays (:func:`private_arrays`).
+
+    The lowering checks their accesses; the launcher names the private arrays of a
+    fault record from the same list (:func:`portakern.launch.debug.check`).
+    """
+    from .subscripts import localmem_names
+
+    arrays = {p.name for p in kernel.params if p.pointer}
+    taken = {p.name for p in kernel.params} | set(localmem_names(kernel))
+    seen = views(kernel, arrays, taken)
+    macros = set()
+    for t in module.helpers:
+        if t.kind == "pp":
+            m = re.match(r"#\s*define\s+([A-Za-z_]\w*)(?!\()", t.text)
+            if m:
+                macros.add(m.group(1))
+    return seen, private_arrays(kernel, macros, taken | set(seen))
+
+
+def _item_ids(ndim: int, line: int, inside: bool) -> list[list]:
+    if not inside:
+        return [[Gen("-1")]] * 3
+    ids: list[list] = [[Call("global_id", (ndim - 1 - d,), line)] for d in range(ndim)]
+    return ids + [[Gen("0")]] * (3 - ndim)
+
+
+def _declares(prev: object) -> bool:
+    """Whether a name after ``prev`` is being declared (``prev`` ends in a type word)."""
+    if isinstance(prev, Token):
+        return prev.kind == "id" and prev.text not in _USE_WORDS
+    if isinstance(prev, Gen):  # a declaration the lowering hoisted: "float " + name
+        m = re.search(r"([A-Za-z_]\w*)\s*$", prev.text)
+        return m is not None and m.group(1) not in _USE_WORDS
+    return False
+
+
+def check_private(parts: list, private: dict[str, list[list]], first: int, ndim: int, *,
+                  inside_item: bool = True) -> list:
+    """``parts`` with each subscript of a private array checked (``checked_local``).
+
+    ``first`` is the number of ``@localmem`` arrays: the ``m``-th private array's fault
+    code for dimension ``d`` is ``-1 - (16 * (first + m) + d)``.
+    """
+    if not private:
+        return parts
+    names = list(private)
+    out: list = []
+    depth = 0 if inside_item else -1
+    n = 0
+    while n < len(parts):
+        it = parts[n]
+        if isinstance(it, Call) and it.macro == "items_begin":
+            depth += 1
+        elif isinstance(it, Call) and it.macro == "items_end":
+            depth -= 1
+        prev = _last_code(out)
+        if isinstance(it, Token) and it.kind == "id" and it.text in private \
+                and not _is_tok(prev, ".", "->", "::") and not _declares(prev):
+            code = -1 - 16 * (first + names.index(it.text))
+            ids = _item_ids(ndim, it.line, depth >= 0)
+            out.append(it)
+            n += 1
+            for d, size in enumerate(private[it.text]):
+                j = _skip_blank(parts, n)
+                if j >= len(parts) or not _is_tok(parts[j], "["):
+                    break
+                close = _match_items(parts, j)
+                inner = check_private(parts[j + 1:close], private, first, ndim,
+                                      inside_item=depth >= 0)
+                out += parts[n:j + 1]
+                out.append(Call("checked_local", (inner, size, code - d, it.line, *ids),
+                                it.line))
+                out.append(parts[close])
+                n = close + 1
+            continue
+        out.append(it)
+        n += 1
+    return out

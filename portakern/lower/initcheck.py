@@ -1,0 +1,203 @@
+"""Debug mode's initcheck on the native path: a read of ``@localmem`` that nothing wrote.
+
+DESIGN section 2a: a read of a ``@localmem`` element that no work-item of the group has
+written since the group started is a fault (``KernelFaultError`` naming the array, the
+element, the line and the work-item). The commonest case is the masked work-item: a
+group that reaches past the ndrange has items that never run, so the slots they would
+have written (a histogram's bins, a matmul's tile) hold what the last group left.
+
+On the native path a group runs once, its work-items in loops (the lockstep
+lowering), so each ``@localmem`` array gets a shadow of one byte per element, declared
+and cleared where the group starts (:func:`shadows`). :func:`check_reads` then rewrites
+each access of the array (already bounds-checked by
+:func:`~portakern.lower.subscripts.check_subscripts`):
+
+* an assignment's target (``s[i] = v``) marks its element written (``local_write``);
+* ``s[i] += v``, ``s[i]++``, ``++s[i]`` check the element, then mark it
+  (``local_update``);
+* a read (``v = s[i]``) checks it (``local_read``): a fault records code
+  ``-1 - (16 * k + 15)`` for the ``k``-th array, the flat element and the array's size;
+* an atomic on the element (``@atomic_add(&s[i], 1)``) checks it, then marks it;
+* anything else (``&s[i]``, a call's argument, which may be a reference,
+  ``s[i].x``) marks the element written and checks nothing, so the check never
+  reports what may have been written.
+
+The work-items of a run between barriers go one after another here, so a read of an
+element that a later item of the same run writes is reported too (a race on a GPU).
+An array whose size is not plain text of the source (a lowered construct) is left out.
+
+On OpenCL (PoCL) the shadows are ``@localmem`` arrays of their own
+(:func:`group_shadows`), cleared by the group's work-items at the top of the kernel.
+"""
+
+from __future__ import annotations
+
+from ..syntax.language import Token
+from ..syntax.parts import Call, Gen
+from ..syntax.parts import is_tok as _is_tok
+from ..syntax.parts import match_items as _match_items
+
+__all__ = ["INITCHECK_DIMENSION", "check_reads", "group_shadows", "shadows"]
+
+#: The dimension field of a fault code that marks an uninitialised read.
+INITCHECK_DIMENSION = 15
+_ASSIGN = frozenset({"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="})
+
+
+def _text(dim: list) -> str | None:
+    out = []
+    for it in dim:
+        if isinstance(it, Token):
+            out.append(it.text)
+        elif isinstance(it, Gen):
+            out.append(it.text)
+        else:
+            return None
+    return " ".join(out)
+
+
+def shadows(local_dims: dict[str, list[list]]) -> tuple[list, dict[str, int]]:
+    """The shadow declarations (parts for the start of the group's code), and the
+    arrays that have one, with their position among the ``@localmem`` arrays."""
+    decls: list = []
+    have: dict[str, int] = {}
+    for k, (name, dims) in enumerate(local_dims.items()):
+        texts = [_text(d) for d in dims]
+        if any(t is None for t in texts):
+            continue
+        size = "".join(f"[{t}]" for t in texts)
+        decls.append(Gen(f"unsigned char pk_w_{name}{size}; "
+                         f"memset(pk_w_{name}, 0, sizeof pk_w_{name});\n"))
+        have[name] = k
+    return decls, have
+
+
+def group_shadows(local_dims: dict[str, list[list]], localmem: list
+                  ) -> tuple[list, dict[str, int], list]:
+    """For a target whose work-items run at once (OpenCL): the code that clears the
+    shadows (``initcheck_clear``: every work-item clears its share, then a barrier, at
+    the top of the kernel, where every work-item is), the arrays that have one, and
+    the shadows' ``@localmem`` declarations (``pk_w_<name>``, one ``uchar`` each)."""
+    decls = {d[0].args[1]: d[0] for d in localmem
+             if d and isinstance(d[0], Call) and d[0].macro == "localmem"}
+    have = {name: k for k, name in enumerate(local_dims) if name in decls}
+    extra = [[Call("localmem", ([Token("id", "uchar", 0, 0)], f"pk_w_{name}",
+                                decls[name].args[2]), decls[name].line)] for name in have]
+    clear = [Call("initcheck_clear", (tuple(have),), 0)] if have else []
+    return clear, have, extra
+
+
+def _item_ids(ndim: int, line: int, inside: bool) -> list[list]:
+    if not inside:
+        return [[Gen("-1")]] * 3
+    ids: list[list] = [[Call("global_id", (ndim - 1 - d,), line)] for d in range(ndim)]
+    return ids + [[Gen("0")]] * (3 - ndim)
+
+
+def _code_neighbour(parts: list, n: int, step: int) -> object | None:
+    while 0 <= n < len(parts):
+        it = parts[n]
+        if not (isinstance(it, Token) and it.kind in ("ws", "comment")) \
+                and not (isinstance(it, Gen) and not it.text.strip()):
+            return it
+        n += step
+    return None
+
+
+_NOT_CALLS = frozenset({"if", "while", "for", "switch", "return", "sizeof"})
+
+
+def _in_call_argument(out: list) -> bool:
+    """Whether the code in ``out`` ends inside a call's parentheses, at an argument."""
+    depth = 0
+    for k in range(len(out) - 1, -1, -1):
+        it = out[k]
+        if isinstance(it, Token) and it.kind == "punct":
+            if it.text in ")]":
+                depth += 1
+            elif it.text in "([":
+                if depth == 0:
+                    if it.text == "[":
+                        return False
+                    before = _code_neighbour(out, k - 1, -1)
+                    if isinstance(before, Token):
+                        return before.kind == "id" and before.text not in _NOT_CALLS
+                    return isinstance(before, (Call, Gen))
+                depth -= 1
+            elif it.text in (";", "{", "}") and depth == 0:
+                return False
+    return False
+
+
+def _atomic_target(out: list) -> bool:
+    """Whether ``out`` ends with ``<atomic>(&``: the first argument of an atomic."""
+    amp = _code_neighbour(out, len(out) - 1, -1)
+    k = len(out) - 1
+    while k >= 0 and out[k] is not amp:
+        k -= 1
+    paren = _code_neighbour(out, k - 1, -1)
+    if not _is_tok(paren, "("):
+        return False
+    while k >= 0 and out[k] is not paren:
+        k -= 1
+    name = _code_neighbour(out, k - 1, -1)
+    text = name.text if isinstance(name, (Gen, Token)) else ""
+    return "atomic_" in text.strip().rsplit(None, 1)[-1] if text.strip() else False
+
+
+def check_reads(parts: list, have: dict[str, int], dims: dict[str, list[list]], ndim: int,
+                *, inside_item: bool = True) -> list:
+    """``parts`` (a bounds-checked body) with each access of an array in ``have`` tracked."""
+    if not have:
+        return parts
+    out: list = []
+    depth = 0 if inside_item else -1
+    n = 0
+    while n < len(parts):
+        it = parts[n]
+        if isinstance(it, Call) and it.macro == "items_begin":
+            depth += 1
+        elif isinstance(it, Call) and it.macro == "items_end":
+            depth -= 1
+        if not (isinstance(it, Token) and it.kind == "id" and it.text in have):
+            out.append(it)
+            n += 1
+            continue
+        prev = _code_neighbour(out, len(out) - 1, -1)
+        if _is_tok(prev, ".", "->", "::"):
+            out.append(it)
+            n += 1
+            continue
+        access = [it]
+        m = n + 1
+        for _ in dims[it.text]:
+            j = m
+            while j < len(parts) and isinstance(parts[j], Token) \
+                    and parts[j].kind in ("ws", "comment"):
+                j += 1
+            if j >= len(parts) or not _is_tok(parts[j], "["):
+                break
+            close = _match_items(parts, j)
+            access += parts[m:close + 1]
+            m = close + 1
+        if len(access) == 1:  # the array itself (decays to a pointer): not tracked
+            out.append(it)
+            n += 1
+            continue
+        nxt = _code_neighbour(parts, m, 1)
+        if isinstance(nxt, Token) and nxt.kind == "punct" and nxt.text == "=":
+            macro = "local_write"
+        elif (isinstance(nxt, Token) and nxt.kind == "punct"
+              and (nxt.text in _ASSIGN or nxt.text in ("++", "--"))) or _is_tok(prev, "++", "--"):
+            macro = "local_update"
+        elif _is_tok(prev, "&") and _atomic_target(out):
+            macro = "local_update"  # an atomic reads the element, then writes it
+        elif _is_tok(prev, "&") or _is_tok(nxt, ".", "[") or _in_call_argument(out):
+            macro = "local_write"  # may be written through: marked, not checked
+        else:
+            macro = "local_read"
+        code = -1 - (16 * have[it.text] + INITCHECK_DIMENSION)
+        ids = _item_ids(ndim, it.line, depth >= 0)
+        out.append(Call(macro, (it.text, access, code, it.line, *ids), it.line))
+        n = m
+    return out
