@@ -13,7 +13,7 @@ from ..errors import KernelSyntaxError
 from ..source.source_map import SourceMap
 from .expressions import Expr, parse_value_or_type
 from .macros import macro_of
-from .tokens import Token, tokenize
+from .tokens import Token, split_top, tokenize
 
 __all__ = ["function_signatures", "parse_define", "split_statements", "top_level_types"]
 
@@ -98,15 +98,5 @@ def top_level_types(helpers: list[Token]) -> list[tuple[str, str, list[list[Toke
 
 
 def split_statements(tokens: list[Token]) -> list[list[Token]]:
-    out: list[list[Token]] = [[]]
-    depth = 0
-    for t in tokens:
-        if t.kind == "punct" and t.text in "([{":
-            depth += 1
-        elif t.kind == "punct" and t.text in ")]}":
-            depth -= 1
-        if depth == 0 and t.is_punct(";"):
-            out.append([])
-        else:
-            out[-1].append(t)
-    return [s for s in out if s]
+    """``tokens`` cut at each ``;`` outside brackets, empty statements dropped."""
+    return [s for s in split_top(tokens, ";") if s]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from ..source.source_map import SourceMap
 
-__all__ = ["Token", "SourceMap", "tokenize", "significant", "match_bracket",
+__all__ = ["Token", "SourceMap", "tokenize", "significant", "match_bracket", "split_top",
            "next_significant"]
 
 
@@ -123,11 +123,9 @@ def next_significant(tokens: list[Token], i: int) -> int:
     return i
 
 
-def split_commas(tokens: list[Token]) -> list[list[Token]]:
-    """``tokens`` split at each comma outside brackets, the commas dropped.
-
-    An empty list gives ``[[]]`` (one empty group), as an empty argument list does.
-    """
+def split_top(tokens: list[Token], separator: str) -> list[list[Token]]:
+    """``tokens`` split at each ``separator`` (a punctuator) outside brackets, the
+    separators dropped; an empty list gives ``[[]]``."""
     groups: list[list[Token]] = [[]]
     depth = 0
     for t in tokens:
@@ -135,8 +133,16 @@ def split_commas(tokens: list[Token]) -> list[list[Token]]:
             depth += 1
         elif t.kind == "punct" and t.text in ")]}":
             depth -= 1
-        if depth == 0 and t.is_punct(","):
+        if depth == 0 and t.is_punct(separator):
             groups.append([])
         else:
             groups[-1].append(t)
     return groups
+
+
+def split_commas(tokens: list[Token]) -> list[list[Token]]:
+    """``tokens`` split at each comma outside brackets, the commas dropped.
+
+    An empty list gives ``[[]]`` (one empty group), as an empty argument list does.
+    """
+    return split_top(tokens, ",")
