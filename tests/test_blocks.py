@@ -427,3 +427,19 @@ def test_the_bench_rows_run_and_agree_with_numpy():
     names = [r.name for r in rows if r.name in ("elementwise_kernel", "reduction_kernel")]
     assert names.count("elementwise_kernel") == 1 and names.count("reduction_kernel") == 4
     assert all(r.ok for r in rows if r.name in names), [r.note for r in rows]
+
+
+def test_the_pyopencl_rows_run_on_the_same_queue_and_agree():
+    pytest.importorskip("pyopencl.reduction", reason="PyOpenCL is the baseline of these rows")
+    from portakern.bench import suite
+
+    if not registry.backend_status("OpenCL"):
+        pytest.skip(f"OpenCL backend unavailable: {registry.backend_status('OpenCL').reason}")
+    rows, _ = suite.run(backend="OpenCL", quick=True, only=["elementwise_kernel",
+                                                              "reduction_kernel"],
+                        startup=False, progress=False)
+    peer = [r for r in rows if r.baseline == "pyopencl"
+            and r.name in ("elementwise_kernel", "reduction_kernel")]
+    assert [r.name for r in peer] == ["elementwise_kernel"] + ["reduction_kernel"] * 2
+    assert all(r.backend == "OpenCL" and r.ok for r in peer), [r.note for r in peer]
+    assert all(r.seconds > 0 and r.baseline_seconds > 0 for r in peer)
