@@ -486,3 +486,21 @@ def test_cupy_guide_kernels_run_unchanged(on, case):
     assert got.shape == np.shape(want), label
     assert got.dtype == np.asarray(want).dtype, label
     np.testing.assert_allclose(got, want, rtol=1e-6, err_msg=label)
+
+
+def test_pyopencl_arrays_on_a_cpu_device_reduce_the_first_axis_by_rows():
+    if not registry.backend_status("OpenCL"):
+        pytest.skip(f"OpenCL backend unavailable: {registry.backend_status('OpenCL').reason}")
+    cl = registry.backend_by_name("OpenCL")
+    cl_mod = pytest.importorskip("pyopencl")
+    if not cl.device.type & cl_mod.device_type.CPU:
+        pytest.skip(f"the OpenCL device {cl.device.name!r} is not a CPU")
+    s = pk.ReductionKernel("T x", "T y", "x", "a + b", "y = a", "0", "rows_first")
+    forms = []
+    built = s.kernel
+    s.kernel = lambda form, *a: forms.append(form) or built(form, *a)
+    m = RNG.random((70, 300), dtype=np.float32)
+    dev = cl.to_device(m)
+    np.testing.assert_allclose(host(cl, s(dev, axis=0)), m.sum(axis=0), rtol=2e-5)
+    np.testing.assert_allclose(host(cl, s(dev[3:], axis=0)), m[3:].sum(axis=0), rtol=2e-5)
+    assert forms and set(forms) == {"tile"}
