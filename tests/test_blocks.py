@@ -427,3 +427,80 @@ def test_the_bench_rows_run_and_agree_with_numpy():
     names = [r.name for r in rows if r.name in ("elementwise_kernel", "reduction_kernel")]
     assert names.count("elementwise_kernel") == 1 and names.count("reduction_kernel") == 4
     assert all(r.ok for r in rows if r.name in names), [r.note for r in rows]
+
+
+def test_the_pyopencl_rows_run_on_the_same_queue_and_agree():
+    pytest.importorskip("pyopencl.reduction", reason="PyOpenCL is the baseline of these rows")
+    from portakern.bench import suite
+
+    if not registry.backend_status("OpenCL"):
+        pytest.skip(f"OpenCL backend unavailable: {registry.backend_status('OpenCL').reason}")
+    rows, _ = suite.run(backend="OpenCL", quick=True, only=["elementwise_kernel",
+                                                              "reduction_kernel"],
+                        startup=False, progress=False)
+    peer = [r for r in rows if r.baseline == "pyopencl"
+            and r.name in ("elementwise_kernel", "reduction_kernel")]
+    assert [r.name for r in peer] == ["elementwise_kernel"] + ["reduction_kernel"] * 2
+    assert all(r.backend == "OpenCL" and r.ok for r in peer), [r.note for r in peer]
+    assert all(r.seconds > 0 and r.baseline_seconds > 0 for r in peer)
+
+
+# -- a CuPy user's kernel strings, as CuPy's user guide writes them, run unchanged --------
+def _cupy_guide_cases():
+    """(kernel, arguments, kwargs, what NumPy computes) for the guide's kinds of kernels."""
+    x = np.arange(20, dtype=np.float32).reshape(4, 5)
+    y = np.arange(5, dtype=np.float32)
+    fixed = pk.ElementwiseKernel("float32 x, float32 y", "float32 z",
+                                 "z = (x - y) * (x - y)", "squared_diff")
+    generic = pk.ElementwiseKernel("T x, T y", "T z", "z = (x - y) * (x - y)",
+                                   "squared_diff_generic")
+    with_local = pk.ElementwiseKernel("T x, T y", "T z", "T diff = x - y;\nz = diff * diff;",
+                                      "squared_diff_local")
+    branch = pk.ElementwiseKernel("float32 x, float32 y", "float32 z",
+                                  "if (x - 2 > y) {\n  z = x * y;\n} else {\n  z = x + y;\n}",
+                                  "my_kernel")
+    reverse = pk.ElementwiseKernel("T x, raw T y", "T z", "z = x + y[_ind.size() - i - 1]",
+                                   "add_reverse")
+    l2norm = pk.ReductionKernel("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2norm")
+    flat = np.arange(10, dtype=np.float32)
+    return [
+        ("squared_diff", fixed, (x, y), {}, (x - y) ** 2),
+        ("generic, a scalar", generic, (x, np.float32(5)), {}, (x - 5) ** 2),
+        ("generic, float64", generic, (x.astype(np.float64), y.astype(np.float64)), {},
+         (x.astype(np.float64) - y) ** 2),
+        ("a local of type T", with_local, (x, y), {}, (x - y) ** 2),
+        ("if/else", branch, (x, y), {}, np.where(x - 2 > y, x * y, x + y)),
+        ("raw with i", reverse, (flat, flat), {}, flat + flat[::-1]),
+        ("L2 norm, axis=1", l2norm, (x,), {"axis": 1}, np.sqrt((x * x).sum(axis=1))),
+        ("L2 norm, all", l2norm, (x,), {}, np.sqrt((x * x).sum())),
+    ]
+
+
+@pytest.mark.parametrize("case", range(8), ids=lambda k: f"case{k}")
+def test_cupy_guide_kernels_run_unchanged(on, case):
+    label, kernel, args, kwargs, want = _cupy_guide_cases()[case]
+    if np.asarray(want).dtype == np.float64 and on.name == "Metal":
+        pytest.skip("Metal has no float64: such a kernel is refused there, naming the fix")
+    dev = [on.to_device(a) if isinstance(a, np.ndarray) else a for a in args]
+    got = np.asarray(host(on, kernel(*dev, **kwargs)))
+    assert got.shape == np.shape(want), label
+    assert got.dtype == np.asarray(want).dtype, label
+    np.testing.assert_allclose(got, want, rtol=1e-6, err_msg=label)
+
+
+def test_pyopencl_arrays_on_a_cpu_device_reduce_the_first_axis_by_rows():
+    if not registry.backend_status("OpenCL"):
+        pytest.skip(f"OpenCL backend unavailable: {registry.backend_status('OpenCL').reason}")
+    cl = registry.backend_by_name("OpenCL")
+    cl_mod = pytest.importorskip("pyopencl")
+    if not cl.device.type & cl_mod.device_type.CPU:
+        pytest.skip(f"the OpenCL device {cl.device.name!r} is not a CPU")
+    s = pk.ReductionKernel("T x", "T y", "x", "a + b", "y = a", "0", "rows_first")
+    forms = []
+    built = s.kernel
+    s.kernel = lambda form, *a: forms.append(form) or built(form, *a)
+    m = RNG.random((70, 300), dtype=np.float32)
+    dev = cl.to_device(m)
+    np.testing.assert_allclose(host(cl, s(dev, axis=0)), m.sum(axis=0), rtol=2e-5)
+    np.testing.assert_allclose(host(cl, s(dev[3:], axis=0)), m[3:].sum(axis=0), rtol=2e-5)
+    assert forms and set(forms) == {"tile"}

@@ -542,10 +542,12 @@ def test_error_lines_follow_jinja_rendering():
 
 
 def test_constants_are_checked():
-    with pytest.raises(KernelTypeError, match="not a type name.*inject"):
-        pk.kernel(SAXPY, EXPR="x[0]; y[0] = 1")
-    with pytest.raises(KernelTypeError, match="not a type name"):
-        pk.kernel(SAXPY).specialize(OP="+")
+    # A string that names no type is a C expression, written only through {{ EXPR | expr }}
+    # and parsed first (tests/test_fragments.py); never pasted as it is.
+    with pytest.raises(KernelSyntaxError, match="expr filter"):
+        pk.kernel(SAXPY + "// {{ EXPR }}", EXPR="x[0]; y[0] = 1").render("c")
+    with pytest.raises(KernelSyntaxError, match="not one C expression"):
+        pk.kernel(SAXPY + "// {{ OP | expr }}").specialize(OP="+").render("c")
     with pytest.raises(KernelTypeError, match="has type list"):
         pk.kernel(SAXPY, N=[1, 2])
     with pytest.raises(KernelTypeError, match="finite"):

@@ -419,6 +419,9 @@ def run(*, backend: str | None = None, quick: bool = False, only: Sequence[str] 
         from .scan_rows import bench_rows as scan_rows  # pk.InclusiveScanKernel, copy_if
 
         rows += scan_rows(backends, quick, repeats, budget, only)
+        from .block_rows import opencl_rows  # the blocks against PyOpenCL's, on OpenCL
+
+        rows += opencl_rows(backends, quick, repeats, budget, only)
     finally:
         bar.close()
     return rows, reasons

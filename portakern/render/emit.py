@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import KernelTypeError
-from ..source.template import KernelTemplate, check_constants
+from ..source.template import check_constants
+from ..syntax.constant_expressions import KernelTemplate
 from ..syntax.language import Token
 from ..targets import CANONICAL_TARGET
 

@@ -15,7 +15,9 @@ from __future__ import annotations
 import math
 import re
 import traceback
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -31,14 +33,38 @@ if TYPE_CHECKING:
 # (DESIGN section 4: `import portakern` within 20 ms of `import numpy`): a source with
 # no Jinja syntax is its own rendering, and a launch from the disk cache renders nothing.
 
-__all__ = ["KernelTemplate", "check_constants"]
+__all__ = ["ExpressionConstant", "KernelTemplate", "check_constants"]
 
 _MARK_RE = re.compile("\x02L(\\d+)\x03")
 _TAG_OPEN_RE = re.compile(r"\{\{|\{%|\{#")
 _NEWLINE_RE = re.compile(r"\r\n|\r")  # Jinja's newline_re, less "\n" itself
 
 
+@dataclass(frozen=True)
+class ExpressionConstant:
+    """A constant that is a C expression (``op="a + b"``): only ``{{ op | expr }}`` uses it.
+
+    Not a ``str``, so it reaches the text only through the ``expr`` filter, which parses
+    it (:attr:`KernelTemplate.check_expression`) and writes it parenthesised.
+    """
+
+    name: str
+    text: str
+
+    def __repr__(self) -> str:
+        return f"the expression {self.text!r}"
+
+
+def _unfiltered(name: str) -> str:
+    return (f"constant {name!r} is a string that is not a type name, so it is a C "
+            f"expression: write {{{{ {name} | expr }}}} where the template wants it (the "
+            f"expr filter parses and checks it); a constant string is never pasted as is")
+
+
 def _finalize(value: object) -> object:
+    if isinstance(value, ExpressionConstant):
+        raise KernelSyntaxError(_unfiltered(value.name), f"constant {value.name!r}", 1, 1,
+                                value.text)
     # C spells booleans in lower case; Python's str(True) would not compile.
     if isinstance(value, (bool, np.bool_)):
         return "true" if value else "false"
@@ -54,21 +80,48 @@ def _finalize(value: object) -> object:
 # The dialect templates in templates/ (and a plugin's, from add_template_dir) are
 # code of portakern or of an installed package, trusted like its Python modules,
 # and keep the plain environment.
-_USER_ENV: list[Any] = []
+_USER_ENV: dict[Any, Any] = {}
+
+#: Checks one C expression: ``(constant name, text) -> the text to write``.
+ExpressionCheck = Callable[[str, str], str]
 
 
-def _user_environment() -> Any:
-    """The sandboxed environment of user templates (built on first use)."""
-    if not _USER_ENV:
+def _user_environment(check: ExpressionCheck | None = None) -> Any:
+    """The sandboxed environment of user templates whose ``expr`` filter uses ``check``."""
+    if check not in _USER_ENV:
         import jinja2.sandbox
 
-        _USER_ENV.append(jinja2.sandbox.SandboxedEnvironment(
+        env = jinja2.sandbox.SandboxedEnvironment(
             undefined=jinja2.StrictUndefined,
             keep_trailing_newline=True,
             autoescape=False,
             finalize=_finalize,
-        ))
-    return _USER_ENV[0]
+        )
+        env.filters["expr"] = lambda value: _expr_filter(value, check)
+        _USER_ENV[check] = env
+    return _USER_ENV[check]
+
+
+def _expr_filter(value: object, check: ExpressionCheck | None) -> str:
+    """``{{ op | expr }}``: the constant's C expression, checked, in parentheses."""
+    import jinja2
+
+    if isinstance(value, jinja2.Undefined):
+        str(value)  # StrictUndefined raises: a constant still to bind, named as usual
+    if isinstance(value, ExpressionConstant):
+        name, text = value.name, value.text
+    elif isinstance(value, str):
+        name, text = "given to the expr filter", str.__str__(value)
+    elif isinstance(value, (bool, np.bool_, int, float, np.integer, np.floating)):
+        return f"({_finalize(value)})"
+    else:
+        raise TypeError(f"the expr filter takes a constant string (a C expression) or a "
+                        f"number, got {type(value).__name__}")
+    if check is None:
+        raise KernelSyntaxError(
+            "the expr filter needs the syntax stage to check the expression: render "
+            "through portakern.render.emit.KernelTemplate", f"constant {name!r}", 1, 1, text)
+    return check(name, text)
 
 
 def _is_plain(source: str) -> bool:
@@ -86,12 +139,14 @@ _CONST_MIN, _CONST_MAX = -(2**63), 2**64 - 1
 
 
 def check_constants(constants: dict[str, object]) -> dict[str, object]:
-    """Validate Jinja constants: ints, floats, bools and type names only.
+    """Validate Jinja constants: ints, floats, bools, type names and C expressions.
 
     A constant can never inject source text: values are coerced to exact ``int``,
     ``float``, ``bool`` or ``str`` (a subclass's overridden methods never run in
-    the template), strings are accepted only when they name a type, dtypes are
-    turned into type names, and integers must fit int64 or uint64.
+    the template), dtypes are turned into type names, and integers must fit int64
+    or uint64. A string that names no type becomes an :class:`ExpressionConstant`,
+    which the template may use only as ``{{ name | expr }}`` (parsed, then written
+    in parentheses).
     """
     out: dict[str, object] = {}
     for name, value in constants.items():
@@ -122,19 +177,15 @@ def check_constants(constants: dict[str, object]) -> dict[str, object]:
             out[name] = f
         elif isinstance(value, str):
             text = str.__str__(value)  # an exact str: a subclass's __eq__ is not asked
-            if text not in KNOWN_TYPES:
-                known = ", ".join(sorted(KNOWN_TYPES))
-                raise KernelTypeError(
-                    f"constant {name}={text!r} is a string that is not a type name; constants "
-                    f"are ints, floats, bools or type names ({known}), so they can never "
-                    f"inject source text")
-            out[name] = text
+            out[name] = text if text in KNOWN_TYPES else ExpressionConstant(name, text)
+        elif isinstance(value, ExpressionConstant):  # a recipe's constant, rebuilt
+            out[name] = ExpressionConstant(name, str.__str__(value.text))
         elif isinstance(value, (np.dtype, type)):
             out[name] = str.__str__(as_type_name(value, what=f"constant {name}"))
         else:
             raise KernelTypeError(
                 f"constant {name}={value!r} has type {type(value).__name__}; constants are "
-                f"ints, floats, bools or type names")
+                f"ints, floats, bools, type names or C expression strings")
     return out
 
 
@@ -190,7 +241,15 @@ def _strip_markers(text: str) -> tuple[str, list[int]]:
 
 
 class KernelTemplate:
-    """The user's source as a Jinja template, compiled once."""
+    """The user's source as a Jinja template, compiled once.
+
+    :attr:`check_expression` is what the ``expr`` filter parses a constant's C expression
+    with: this stage cannot tokenize (only the syntax stage does), so the subclass that
+    :mod:`portakern.render.emit` exports sets it, and this class alone refuses the filter.
+    """
+
+    #: ``(constant name, text) -> the text to write``; None: the expr filter refuses.
+    check_expression: ClassVar[ExpressionCheck | None] = None
 
     def __init__(self, source: str, filename: str) -> None:
         if not isinstance(source, str):
@@ -205,12 +264,15 @@ class KernelTemplate:
         self._template = None
         #: Kernel name -> this source without the other kernels (see _narrowed).
         self._narrow_cache: dict[str, KernelTemplate | None] = {}
+        #: Constant name -> the first line using it other than as ``name | expr``.
+        self._unfiltered: dict[str, int] | None = None
         if _is_plain(source):
             return
         import jinja2
 
         try:
-            self._template = _user_environment().from_string(_add_markers(source))
+            self._template = _user_environment(type(self).check_expression).from_string(
+                _add_markers(source))
         except jinja2.TemplateSyntaxError as exc:
             lineno = exc.lineno or 1
             raise KernelSyntaxError(f"template error: {exc.message}", filename, lineno, 1,
@@ -236,6 +298,14 @@ class KernelTemplate:
             return SourceMap(self.filename, clean, line_of)
         import jinja2.sandbox
 
+        for value in constants.values():
+            if isinstance(value, ExpressionConstant):
+                lineno = self._unfiltered_uses().get(value.name)
+                if lineno is not None:
+                    line = self._line(lineno)
+                    m = re.search(rf"\b{re.escape(value.name)}\b", line or "")
+                    raise KernelSyntaxError(_unfiltered(value.name), self.filename, lineno,
+                                            m.start() + 1 if m else 1, line)
         narrowed = None
         try:
             text = self._template.render(target=target, **constants)
@@ -274,6 +344,21 @@ class KernelTemplate:
         clean, line_of = _strip_markers(text)
         return SourceMap(self.filename, clean, line_of)
 
+    def _unfiltered_uses(self) -> dict[str, int]:
+        """Each name the template uses other than as ``{{ name | expr }}``, with its line."""
+        if self._unfiltered is None:
+            from jinja2 import nodes
+
+            tree = _user_environment(None).parse(_add_markers(self.source))
+            filtered = {id(f.node) for f in tree.find_all(nodes.Filter)
+                        if f.name == "expr" and isinstance(f.node, nodes.Name)}
+            found: dict[str, int] = {}
+            for n in tree.find_all(nodes.Name):
+                if id(n) not in filtered:
+                    found.setdefault(n.name, n.lineno)
+            self._unfiltered = found
+        return self._unfiltered
+
     def _narrowed(self, kernel: str | None) -> KernelTemplate | None:
         """This source with the other ``@kernel``\\ s blanked out, or None (see narrow.py)."""
         if kernel is None:
@@ -284,7 +369,7 @@ class KernelTemplate:
         if kernel not in cache:
             text = only_kernel(self.source, kernel)
             try:
-                cache[kernel] = None if text is None else KernelTemplate(text, self.filename)
+                cache[kernel] = None if text is None else type(self)(text, self.filename)
             except KernelSyntaxError:
                 cache[kernel] = None  # the cut left the template malformed: not used
         return cache[kernel]
