@@ -167,3 +167,42 @@ def test_another_string_is_refused_naming_auto():
     x = np.zeros(8, np.float32)
     with pytest.raises(NDRangeError, match='"auto"'):
         k(x, x.copy(), np.float32(1), ndrange=(8,), workgroupsize="fast")
+
+
+def _on_device(kind):
+    """(backend, to_device, to_host) for the arrays of ``kind``: CUDA (CuPy or its
+    stand-in) or Metal (MLX, or its stand-in)."""
+    if kind == "cuda":
+        import cupy as cp
+
+        return pk.CUDA(), cp.asarray, cp.asnumpy
+    import mlx.core as mx
+
+    return pk.Metal(), mx.array, np.asarray
+
+
+@pytest.mark.parametrize("kind", [pytest.param("cuda", marks=pytest.mark.gpu),
+                                  pytest.param("metal", marks=pytest.mark.metal)])
+def test_auto_on_the_gpu_backends(kind, cache, timed_sizes):
+    backend, to_device, to_host = _on_device(kind)
+    n = 4096
+    xs = np.random.default_rng(1).random(n, dtype=np.float32)
+    x = to_device(xs)
+    totals = []
+    for wg in ("auto", None):
+        total = to_device(np.zeros(1, np.float32))
+        pk.kernel(GROUP_SUM)(backend, workgroupsize=wg)(total, x, ndrange=(n,))
+        backend.synchronize()
+        totals.append(to_host(total))
+    np.testing.assert_allclose(totals[0], totals[1], rtol=1e-4)
+    tried = {wg for _, wg in timed_sizes} - {None}
+    assert tried
+    for wg in tried:
+        _valid(wg, backend, (n,))
+    # Reused: a new launcher times nothing.
+    before = len(timed_sizes)
+    total = to_device(np.zeros(1, np.float32))
+    pk.kernel(GROUP_SUM)(backend, workgroupsize="auto")(total, x, ndrange=(n,))
+    backend.synchronize()
+    assert len(timed_sizes) == before
+    np.testing.assert_allclose(to_host(total), totals[1], rtol=1e-4)

@@ -60,9 +60,9 @@ def shape_class(nd: tuple[int, ...]) -> tuple[int, ...]:
 def candidates(nd: tuple[int, ...], limit: int, items: tuple[int, ...]) -> list[tuple[int, ...]]:
     """The sizes to time for ndrange ``nd`` (ndrange order; the last axis is the fastest).
 
-    Totals of 32 work-items up to ``limit``, in powers of two; the fastest axis takes 32
-    or more where the total allows (whole warps and SIMD rows along contiguous memory),
-    the next axis the rest. No axis exceeds its device limit (``items``, hardware order)
+    Totals of 32 work-items up to ``limit``, in powers of two, those nearest 256 first; the
+    fastest axis takes 32 or more where the total allows (whole warps and SIMD rows along
+    contiguous memory), the next axis the rest. No axis exceeds its device limit (``items``, hardware order)
     or the ndrange's extent rounded up to a power of two.
     """
     ndim = len(nd)
@@ -84,12 +84,10 @@ def candidates(nd: tuple[int, ...], limit: int, items: tuple[int, ...]) -> list[
             if wg not in out and math.prod(wg) <= limit:
                 out.append(wg)
         total *= 2
-    # Spread over the range when there are more than MAX_CANDIDATES - 1 (one is the default).
-    keep = MAX_CANDIDATES - 1
-    if len(out) > keep:
-        step = (len(out) - 1) / (keep - 1)
-        out = [out[round(i * step)] for i in range(keep)]
-    return out
+    # Nearest to 256 work-items first (what most devices run best), so a budget that
+    # runs out skips the unlikely ones; at most MAX_CANDIDATES - 1 (one is the default).
+    out.sort(key=lambda wg: abs(math.prod(wg).bit_length() - 9))
+    return out[:MAX_CANDIDATES - 1]
 
 
 def chosen(launcher: Any, args: tuple, ndrange: Any, workgroupsize: Any) -> Any:
