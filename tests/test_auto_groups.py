@@ -206,3 +206,18 @@ def test_auto_on_the_gpu_backends(kind, cache, timed_sizes):
     backend.synchronize()
     assert len(timed_sizes) == before
     np.testing.assert_allclose(to_host(total), totals[1], rtol=1e-4)
+
+
+def test_the_bench_rows_compare_auto_with_the_default(cache):
+    from portakern.bench import auto_rows, suite
+
+    rows = auto_rows.bench_rows([pk.CPU()], quick=True, repeats=1, budget=0.1)
+    assert [r.name for r in rows] == ["workgroupsize_auto"] * 3
+    assert all(r.ok for r in rows), [r.note for r in rows]
+    assert all(r.baseline == "default size" and "chose" in r.note for r in rows)
+    # The tiled matmul declares its size: "auto" chose that one.
+    assert "(16, 16)" in rows[0].note
+    assert auto_rows.bench_rows([pk.CPU()], quick=True, only=("scan",)) == []
+    # `portakern bench --only workgroupsize_auto` names a known row.
+    with pytest.raises(ValueError, match="unknown workload"):
+        suite.run(quick=True, only=("workgroupsize_automatic",), progress=False)

@@ -62,8 +62,8 @@ def candidates(nd: tuple[int, ...], limit: int, items: tuple[int, ...]) -> list[
 
     Totals of 32 work-items up to ``limit``, in powers of two, those nearest 256 first; the
     fastest axis takes 32 or more where the total allows (whole warps and SIMD rows along
-    contiguous memory), the next axis the rest. No axis exceeds its device limit (``items``, hardware order)
-    or the ndrange's extent rounded up to a power of two.
+    contiguous memory), the next axis the rest. No axis exceeds its device limit
+    (``items``, hardware order) or the ndrange's extent rounded up to a power of two.
     """
     ndim = len(nd)
     if ndim == 0:
