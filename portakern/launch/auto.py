@@ -105,7 +105,10 @@ def chosen(launcher: Any, args: tuple, ndrange: Any, workgroupsize: Any) -> Any:
     backend = launcher.runner or launcher._route()
     kernel = launcher.kernel
     kdef = kernel.parsed(backend.target)[1]
-    if not nd or math.prod(nd) == 0 or declared_workgroup(kdef, len(nd)) is not None:
+    declared = declared_workgroup(kdef, len(nd)) if nd else None
+    if declared is not None and timing.active:
+        timing.note_workgroup(kernel.name, declared)  # the one candidate
+    if not nd or math.prod(nd) == 0 or declared is not None:
         return None
     memo = launcher.__dict__.setdefault("_auto_choices", {})
     fast_key = (id(backend), shape_class(nd),
