@@ -379,11 +379,12 @@ def run(*, backend: str | None = None, quick: bool = False, only: Sequence[str] 
     if quick:
         repeats, startup = 1, False
     workloads = [w for w in WORKLOADS if not only or w.name in only]
+    from .auto_rows import NAME as WORKGROUPSIZE_AUTO
     from .block_rows import NAMES as ELEMENTWISE_ROWS
     from .ndarray_rows import NAME as TRANSPOSE_VIEW
     from .scan_rows import NAMES as SCAN_ROWS
 
-    BLOCK_ROWS = (*ELEMENTWISE_ROWS, *SCAN_ROWS, TRANSPOSE_VIEW)
+    BLOCK_ROWS = (*ELEMENTWISE_ROWS, *SCAN_ROWS, TRANSPOSE_VIEW, WORKGROUPSIZE_AUTO)
 
     unknown = set(only) - {w.name for w in WORKLOADS} - set(BLOCK_ROWS)
     if unknown:
@@ -422,6 +423,9 @@ def run(*, backend: str | None = None, quick: bool = False, only: Sequence[str] 
         from .block_rows import opencl_rows  # the blocks against PyOpenCL's, on OpenCL
 
         rows += opencl_rows(backends, quick, repeats, budget, only)
+        from .auto_rows import bench_rows as auto_rows  # workgroupsize="auto"
+
+        rows += auto_rows(backends, quick, repeats, budget, only)
     finally:
         bar.close()
     return rows, reasons

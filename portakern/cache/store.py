@@ -65,6 +65,7 @@ from .disk import (
 )
 
 __all__ = ["CacheWarning", "DiskCache", "DEFAULT_SIZE", "FORMAT", "cache_dir", "cache_enabled",
+           "chosen_workgroup", "keep_workgroup",
            "clear", "default_cache", "load_bytes", "make_key", "size_limit", "templates_digest"]
 
 
@@ -223,3 +224,33 @@ def _decode_rendered(data: bytes) -> Any:
         return RenderedKernel(**d)
     except (ValueError, KeyError, TypeError):
         return None  # written by other code: render again, which overwrites it
+
+
+# -- workgroup sizes chosen by timing (workgroupsize="auto", portakern.launch.auto) ----
+
+def chosen_workgroup(parts: tuple) -> tuple[bool, tuple[int, ...] | None]:
+    """``(stored, size)``: the size kept for ``parts`` (kernel variant, device, shape class);
+    ``size`` None when the backend's default won. ``(False, None)`` when none is kept."""
+    import json
+
+    store = default_cache()
+    data = store.get("groups", make_key("groups", _code_digest(), *parts))
+    if data is None:
+        return False, None
+    try:
+        wg = json.loads(data)["workgroupsize"]
+        if wg is not None and not (isinstance(wg, list) and all(
+                type(w) is int and w >= 1 for w in wg)):
+            raise ValueError(wg)
+    except (ValueError, KeyError, TypeError):
+        return False, None  # written by other code: timed again, which overwrites it
+    return True, None if wg is None else tuple(wg)
+
+
+def keep_workgroup(parts: tuple, workgroupsize: tuple[int, ...] | None) -> None:
+    """Keep the size chosen for ``parts`` (None: the backend's default)."""
+    import json
+
+    payload = json.dumps({"workgroupsize": None if workgroupsize is None
+                          else list(workgroupsize)}).encode()
+    default_cache().put("groups", make_key("groups", _code_digest(), *parts), payload)

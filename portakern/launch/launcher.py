@@ -27,7 +27,7 @@ from ..errors import (
     user_stacklevel,
 )
 from ..syntax.language import KernelDef, declared_workgroup
-from . import timing
+from . import auto, timing
 from .arguments import check_args, located, prepare, recall, remember
 from .outputs import Output, bind_named, with_outputs
 from .timing import Launch
@@ -73,7 +73,7 @@ def normalize_ndrange(nd: Any, what: str = "ndrange") -> tuple[int, ...]:
 
 
 def normalize_workgroup(wg: Any, ndim: int) -> tuple[int, ...] | None:
-    if wg is None:
+    if wg is None or type(wg) is str and wg == "auto":  # "auto": chosen in launch/auto.py
         return None
     if isinstance(wg, (int, np.integer)) and not isinstance(wg, (bool, np.bool_)):
         # An int sizes the fastest (last) axis; the other axes get 1.
@@ -81,7 +81,7 @@ def normalize_workgroup(wg: Any, ndim: int) -> tuple[int, ...] | None:
             raise NDRangeError("a 0-axis ndrange runs one work-item; workgroupsize must be 1")
         wg = (1,) * max(ndim - 1, 0) + (int(wg),) if ndim else ()
     if not isinstance(wg, (tuple, list)):
-        raise NDRangeError(f"workgroupsize must be an int or a tuple of ints, got {wg!r}")
+        raise NDRangeError(f'workgroupsize must be an int, a tuple of ints or "auto", got {wg!r}')
     if len(wg) != ndim:
         raise NDRangeError(
             f"workgroupsize {tuple(wg)} has {len(wg)} axes but the ndrange has {ndim}")
@@ -91,7 +91,6 @@ def normalize_workgroup(wg: Any, ndim: int) -> tuple[int, ...] | None:
             raise NDRangeError(f"workgroupsize[{d}] must be an int >= 1, got {w!r}")
         out.append(int(w))
     return tuple(out)
-
 
 
 class Launcher:
@@ -225,6 +224,8 @@ class Launcher:
             full, made = with_outputs(self.kernel, self.backend, args)
             done = self._run(full, ndrange, workgroupsize)
             return Launch(done.kernel, done.backend, done._measured, made)
+        if type(workgroupsize) is str or type(self.static_workgroupsize) is str:
+            workgroupsize = auto.chosen(self, args, ndrange, workgroupsize)  # "auto"
         nd = self._ndrange(ndrange)
         backend = self.runner or self._route()
         kdef = self.kernel.parsed(backend.target)[1]

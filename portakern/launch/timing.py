@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from ..backends.base import Backend
 
-__all__ = ["KernelTime", "Launch", "Timings", "timed"]
+__all__ = ["KernelTime", "Launch", "Timings", "note_workgroup", "private", "timed"]
 
 #: What :meth:`Backend.timed_launch` returns: seconds, a callable that waits for the
 #: launch and returns its seconds (or None), or None when the backend cannot measure.
@@ -111,6 +111,9 @@ class KernelTime(NamedTuple):
     total: float
     mean: float | None
     best: float | None
+    #: The workgroup size ``workgroupsize="auto"`` chose for it in the block (the last
+    #: one, ndrange order), or None where no launch asked for one.
+    workgroupsize: tuple[int, ...] | None = None
 
 
 class Timings:
@@ -120,14 +123,18 @@ class Timings:
     known). Launches made by other threads are not collected.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, alone: bool = False) -> None:
         #: Every launch made in the block, in order.
         self.launches: list[Launch] = []
+        #: Kernel name -> the workgroup size ``workgroupsize="auto"`` chose in the block.
+        self.workgroupsizes: dict[str, Any] = {}
         self._token: Any = None
+        self._alone = alone
 
     def __enter__(self) -> Timings:
         global active
-        self._token = _COLLECTORS.set((*_COLLECTORS.get(), self))
+        outer = () if self._alone else _COLLECTORS.get()
+        self._token = _COLLECTORS.set((*outer, self))
         with _ACTIVE_LOCK:
             active += 1
         return self
@@ -164,7 +171,7 @@ class Timings:
             key = f"{kernel} on {backend}" if kernel in several else kernel
             out[key] = KernelTime(kernel, backend, len(times), len(got), sum(got),
                                   sum(got) / len(got) if got else None,
-                                  min(got) if got else None)
+                                  min(got) if got else None, self.workgroupsizes.get(kernel))
         return out
 
     def summary(self) -> str:
@@ -182,6 +189,8 @@ class Timings:
                 times = f"{'not measured on this backend':>32}"
             lines.append(f"{r.kernel:<{width}}  {r.backend:<16} {r.launches:>8} {times}")
         lines.append(f"{len(self.launches)} launches, {_fmt(self.total)} measured in all")
+        for kernel, wg in self.workgroupsizes.items():
+            lines.append(f'{kernel}: workgroupsize="auto" chose {wg}')
         return "\n".join(lines)
 
     def __repr__(self) -> str:
@@ -198,6 +207,18 @@ def timed() -> Timings:
     collected by the outer block too.
     """
     return Timings()
+
+
+def private() -> Timings:
+    """A block that collects its own launches only: outer ``timed()`` blocks do not see
+    them (the candidate launches of ``workgroupsize="auto"``, :mod:`.auto`)."""
+    return Timings(alone=True)
+
+
+def note_workgroup(kernel: str, workgroupsize: Any) -> None:
+    """Record, in the blocks open here, the size ``workgroupsize="auto"`` chose."""
+    for collector in _COLLECTORS.get():
+        collector.workgroupsizes[kernel] = workgroupsize
 
 
 def launch_timed(backend: Backend, user_backend: Backend, name: str, compiled: Any,
