@@ -201,7 +201,7 @@ class Kernel:
         try:
             for target in portability.SCANNED_TARGETS:
                 module, kdef = self.parsed(target)
-                issues += portability.scan(module, kdef, target)
+                issues += portability.scan(module, kdef, target, lambda t=target: self.facts(t))
             check_atomic_pointers(lambda: self.facts(CANONICAL_TARGET),
                                   *self.parsed(CANONICAL_TARGET))
         except KernelSyntaxError as exc:

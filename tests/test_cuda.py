@@ -453,8 +453,10 @@ def test_half_without_headers_is_a_clear_error(monkeypatch):
     monkeypatch.setattr(cuda_backend, "_fp16_include_dirs", lambda: ())
     rendered = _rendered(pk.kernel(SAXPY), T="half")
     with pytest.raises(CompilationError, match="cuda_fp16.h.*pip install nvidia-cuda-runtime"):
-        nvrtc_options(rendered.source)
-    assert nvrtc_options(_rendered(pk.kernel(SAXPY), T="float").source) == ("-std=c++17",)
+        nvrtc_options(rendered)
+    assert nvrtc_options(_rendered(pk.kernel(SAXPY), T="float")) == ("-std=c++17",)
+    with pytest.raises(TypeError, match="RenderedKernel"):
+        nvrtc_options(rendered.source)  # the facts say what NVRTC needs, not the text
 
 
 @needs_compiler

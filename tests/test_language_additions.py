@@ -287,11 +287,11 @@ def test_contract_false_renders_per_target():
     assert "#pragma clang fp contract(off)" in k.render("metal")
     from portakern.backends.cuda import nvrtc_options
 
-    assert "--fmad=false" in nvrtc_options(k.render("cuda"))
+    assert "--fmad=false" in nvrtc_options(k.rendered("cuda", {}, 1))
     fused = pk.kernel(MULADD, CONTRACT=True)
     for target in TARGETS:
         assert "PK_FP_CONTRACT_OFF" not in fused.render(target)
-    assert "--fmad=false" not in nvrtc_options(fused.render("cuda"))
+    assert "--fmad=false" not in nvrtc_options(fused.rendered("cuda", {}, 1))
 
 
 def test_contract_false_reaches_the_cuda_compiler():

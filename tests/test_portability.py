@@ -244,3 +244,62 @@ def test_a_kernel_needing_constants_warns_when_they_are_bound():
         kernel.specialize(N=3)
     with pytest.warns(pk.PortabilityWarning, match="printf"):
         pk.kernel(source, N=3)
+
+
+# -- atomics' element types, read off the typed tree ------------------------------------------
+
+def _portability_warnings(source: str) -> list[str]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        pk.kernel(source)
+    return [str(w.message) for w in caught if issubclass(w.category, pk.PortabilityWarning)]
+
+
+@pytest.mark.parametrize("update, declared", [
+    ("@atomic_add(c + 1, (int64_t)i);", "int64_t"),        # pointer arithmetic
+    ("@atomic_add(&(c[1]), (int64_t)i);", "int64_t"),      # parentheses
+    ("@atomic_add(&acc[0], (long)i);", "long"),            # a local array
+    ("@atomic_add(&big[0], (wide)i);", "wide"),            # a typedef: the tree knows it
+])
+def test_an_atomic_element_type_comes_from_the_typed_tree(update, declared):
+    messages = _portability_warnings(
+        "typedef long wide;\n"
+        "@kernel void k(int64_t* c) {\n"
+        "    const long i = @index(Global, Linear);\n"
+        "    long acc[2] = {0, 0};\n"
+        "    wide big[2] = {0, 0};\n"
+        f"    {update}\n"
+        "    c[0] = acc[0] + big[0];\n}\n")
+    assert len(messages) == 1, messages
+    assert f"on {declared} elements" in messages[0] and "<kernel source>:6:5" in messages[0]
+
+
+def test_an_atomic_on_a_type_variable_or_a_32_bit_type_is_not_reported():
+    assert not _portability_warnings("@kernel void k(T* c, int* d) {\n"
+                                     "    const long i = @index(Global, Linear);\n"
+                                     "    @atomic_add(&c[0], (T)i);\n"
+                                     "    @atomic_add(d + 1, (int)i);\n}\n")
+
+
+def test_an_atomic_in_a_helper_is_still_found_on_its_tokens():
+    messages = _portability_warnings("void bump(long* c) { @atomic_add(&c[0], 1l); }\n"
+                                     "@kernel void k(long* c) {\n"
+                                     "    bump(c);\n}\n")
+    assert len(messages) == 1 and "on long elements" in messages[0], messages
+    assert "<kernel source>:1:22" in messages[0]
+
+
+def test_the_scan_reads_the_typed_tree_it_is_given(monkeypatch):
+    from portakern.analysis import expression_types, portability
+
+    source = "@kernel void k(long* c) {\n    @atomic_add(&c[0], 1l);\n}\n"
+    with pytest.warns(pk.PortabilityWarning, match="on long elements"):
+        kernel = pk.kernel(source)
+    module, kdef = kernel.parsed("metal")
+    calls = []
+    real = expression_types.typed_body
+    monkeypatch.setattr(expression_types, "typed_body",
+                        lambda *a, **k: calls.append(a[0]) or real(*a, **k))
+    issues = portability.scan(module, kdef, "metal", lambda: kernel.facts("metal"))
+    assert [i.line for i in issues] == [2] and calls == [kernel.facts("metal")]
+    assert portability.scan(module, kdef, "opencl") == []  # OpenCL has 64-bit atomics

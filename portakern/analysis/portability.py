@@ -20,8 +20,11 @@ What is reported, and for which targets:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
+from ..syntax.expression_nodes import Binary, Decl, Expr, Name, Paren, Subscript, Unary
 from ..syntax.language import KernelDef, Module, Token, significant
 from ..syntax.pointer_checks import check_pointer_depth
 from ..target_facts import CONSTANTS, MATH_FUNCTIONS, facts
@@ -61,8 +64,14 @@ class Issue:
                 f"(not portable to: {names})")
 
 
-def scan(module: Module, kernel: KernelDef, target: str) -> list[Issue]:
-    """The non-portable uses in one target's rendering that ``target`` itself lacks."""
+def scan(module: Module, kernel: KernelDef, target: str,
+         tree_facts: Callable[[], Any] | None = None) -> list[Issue]:
+    """The non-portable uses in one target's rendering that ``target`` itself lacks.
+
+    ``tree_facts`` gives the body's :class:`~portakern.syntax.tree.BodyFacts` (whose typed
+    tree the atomics are read from); it is asked only for a body with an atomic on a
+    target that lacks some, and without it the body is parsed here.
+    """
     filename = module.source_map.filename
     body = significant(kernel.body)
     helpers = significant(module.helpers)
@@ -87,13 +96,14 @@ def scan(module: Module, kernel: KernelDef, target: str) -> list[Issue]:
         found += [("reserved", Token("id", p.name, kernel.line, kernel.col),
                    f"parameter {p.name!r} is a reserved word; rename it")
                   for p in kernel.params if p.name in reserved]
-    found += _facts_issues(kernel, body, helpers, target)
+    found += _facts_issues(module, kernel, body, helpers, target, tree_facts)
     return [Issue((kind, tok.line, tok.col, tok.text), filename, tok.line, tok.col,
                   (target,), message) for kind, tok, message in found]
 
 
-def _facts_issues(kernel: KernelDef, body: list[Token], helpers: list[Token],
-                  target: str) -> list[tuple[str, Token, str]]:
+def _facts_issues(module: Module, kernel: KernelDef, body: list[Token], helpers: list[Token],
+                  target: str, tree_facts: Callable[[], Any] | None,
+                  ) -> list[tuple[str, Token, str]]:
     """Uses of what the table of target facts says ``target`` lacks."""
     known = facts(target)
     if not known.lacks_anything:
@@ -114,17 +124,75 @@ def _facts_issues(kernel: KernelDef, body: list[Token], helpers: list[Token],
         elif t.text in CONSTANTS and not calls and not known.has_constant(t.text):
             found.append(("constant", t, f"{t.text} is a double limit, and there is no double "
                                          f"there; use the FLT_* limits"))
+    if not any(t.kind == "at" and t.text.startswith("@atomic_") for t in tokens):
+        return found
+    typed = _typed_atomics(module, kernel, tree_facts)
     for n, t in enumerate(tokens):
         if t.kind != "at" or not t.text.startswith("@atomic_"):
             continue
-        ctype = _atomic_element_type(tokens, n, kernel)
-        if ctype is not None and known.atomic_lacks(ctype):
+        hit = typed.get((t.line, t.col, t.text))
+        ctype = hit[0] if hit is not None else _atomic_element_type(tokens, n, kernel)
+        if ctype is not None and known.atomic_lacks(hit[1] if hit is not None else ctype):
             op = t.text[1:]
             found.append(("atomic", t, f"@{op} on {ctype} elements: there are no atomics on "
                                        f"{ctype} there (32-bit int, uint and float only); use "
                                        f"an int, uint or float array, or run this kernel on "
                                        f"another backend"))
     return found
+
+
+def _typed_atomics(module: Module, kernel: KernelDef, tree_facts: Callable[[], Any] | None,
+                   ) -> dict[tuple[int, int, str], tuple[str, str] | None]:
+    """Each ``@atomic_*`` of the body, read off the typed tree
+    (:func:`portakern.analysis.atomic_checks.atomic_uses`): its position -> (the element type
+    as declared, its :class:`~portakern.analysis.c_types.CType` name), or None where the
+    element is not a concrete scalar (a type variable, a struct)."""
+    from ..syntax.tree import body_facts, parse_body
+    from .atomic_checks import atomic_uses
+    from .expression_types import typed_body
+
+    got = tree_facts() if tree_facts is not None else body_facts(
+        parse_body(kernel.body, module.source_map))
+    typed = typed_body(got, module, kernel)
+    out: dict[tuple[int, int, str], tuple[str, str] | None] = {}
+    for node, arg, ctype in atomic_uses(typed):
+        element = ctype.element if ctype.kind in ("pointer", "array") else None
+        key = (node.first.line, node.first.col, node.name)
+        if element is None or element.kind not in ("int", "float"):
+            out[key] = None
+        else:
+            out[key] = (_declared_spelling(arg, typed) or element.name, element.name)
+    return out
+
+
+def _declared_spelling(arg: Expr, typed: Any) -> str | None:
+    """The element type of the array ``arg`` points into, as its declaration spells it
+    (``int64_t`` where the typed tree says ``long``), or None."""
+    node: Expr | None = arg
+    while node is not None and not isinstance(node, Name):
+        if isinstance(node, Unary) and node.op == "&":
+            node = node.operand
+        elif isinstance(node, Paren):
+            node = node.inner
+        elif isinstance(node, Subscript):
+            node = node.base
+        elif isinstance(node, Binary) and node.op in ("+", "-"):
+            left = typed.type_of(node.left) if node.left is not None else None
+            node = node.left if left is not None and left.kind in ("pointer", "array") \
+                else node.right
+        else:
+            return None
+    symbol = typed.resolved.get(node) if node is not None else None
+    if symbol is None:
+        return None
+    if symbol.kind == "param":
+        param = next((p for p in typed.kdef.params if p.name == symbol.name), None)
+        return param.type if param is not None else None
+    for decl in typed.expressions():
+        if isinstance(decl, Decl) and decl.type is not None \
+                and any(d is symbol.node for d in decl.declarators):
+            return " ".join(decl.type.words) or None
+    return None
 
 
 def _defined_functions(helpers: list[Token]) -> frozenset[str]:
@@ -147,7 +215,12 @@ _TYPE_WORDS = frozenset("""
 def _atomic_element_type(tokens: list[Token], at: int, kernel: KernelDef) -> str | None:
     """The declared element type of the array an ``@atomic_*`` at ``tokens[at]`` updates
     (``@atomic_add(&a[i], v)``, ``@atomic_add(a + i, v)``), or None where it is not a
-    concrete type declared in view (a type variable, a pointer from elsewhere)."""
+    concrete type declared in view (a type variable, a pointer from elsewhere).
+
+    Read off the tokens, for the atomics the typed tree does not hold: those inside
+    helper functions (helper bodies are not typed) and those in a statement the
+    expression parser does not read. Every other atomic's type comes from the typed
+    tree (:func:`_typed_atomics`)."""
     n = at + 1
     if n >= len(tokens) or not tokens[n].is_punct("("):
         return None

@@ -58,7 +58,6 @@ from ..errors import (
     PortakernError,
 )
 from ..syntax.vectors import VECTOR_TYPES
-from ..target_facts import mlx_renames, rename_identifiers
 from .mlx_writeback import copy_kernel, writeback_modes
 
 __all__ = [
@@ -239,7 +238,8 @@ def build_program(rendered: Any, dialect: str, cast64: bool = False,
     params = tuple(rendered.params)
     # MLX declares `x_shape`, `x_strides`, `x_ndim` for an array input x whose name plus
     # the suffix occurs in the body: the kernel's own names of that form are renamed.
-    renames = mlx_renames([p.name for p in params if p.pointer], rendered.source)
+    renames = tuple(rendered.fact("mlx_renames", ()))  # found while rendering
+    renamed = dict(renames)
     modes = writeback_modes(rendered.lowered, rendered.helpers or ())
     # MLX declares each input from its dtype, so a vector array (float4*) arrives as its
     # components; the prologue views it as vectors, which an MLX output cannot be: a
@@ -252,14 +252,14 @@ def build_program(rendered: Any, dialect: str, cast64: bool = False,
     for i, p in enumerate(params):
         if not p.pointer:
             # MLX passes a 0-d input to Metal by reference but to CUDA as a pointer.
-            inputs.append(InputSpec(renames.get(p.name, p.name) if dialect == "metal"
+            inputs.append(InputSpec(renamed.get(p.name, p.name) if dialect == "metal"
                                     else f"pk_arg_{p.name}", "scalar", i))
         elif p.const:
             inputs.append(InputSpec(f"pk_vec_{p.name}" if p.name in vectors
-                                    else renames.get(p.name, p.name), "array", i))
+                                    else renamed.get(p.name, p.name), "array", i))
         elif modes[p.name] == "fused":
             inputs.append(InputSpec(f"pk_in_{p.name}", "current", i))
-            outputs.append(renames.get(p.name, p.name))
+            outputs.append(renamed.get(p.name, p.name))
             output_params.append(i)
         else:
             inputs.append(InputSpec(f"pk_work_{p.name}", "work", i))
@@ -274,11 +274,10 @@ def build_program(rendered: Any, dialect: str, cast64: bool = False,
         mlx_staged=tuple(p.name for p in params if modes.get(p.name) == "staged"),
         mlx_cast64=cast64,
         mlx_vectors=tuple(p.name for p in params if p.const and p.name in vectors),
+        renames=renames,
         **options,
     )
     header, source = variant.section("header"), variant.section("source")
-    if renames:
-        header, source = rename_identifiers(header, renames), rename_identifiers(source, renames)
     digest = hashlib.sha1((header + "\0" + source).encode()).hexdigest()[:12]
     # MLX caches compiled kernels by name, so a name must never stand for two sources.
     name = f"pk_{rendered.name}_{digest}"

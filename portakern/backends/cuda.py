@@ -74,12 +74,14 @@ _NO_FP16_HEADER = (
     "nvidia-cuda-runtime-cu12 for CUDA 12) or the CUDA toolkit, and set CUDA_PATH")
 
 
-def nvrtc_options(source: str, include_dirs: tuple[str, ...] | None = None) -> tuple[str, ...]:
-    """The NVRTC options for compiling ``source`` on a device.
+def nvrtc_options(rendered: Any, include_dirs: tuple[str, ...] | None = None,
+                  ) -> tuple[str, ...]:
+    """The NVRTC options for compiling a CUDA :class:`~portakern.render.emit.RenderedKernel`.
 
-    NVRTC has no default include path, so a source that includes
-    ``cuda_fp16.h`` (every ``half`` kernel) gets the directory holding it. A
-    ``@kernel(contract=false)`` source (it defines ``PK_FP_CONTRACT_OFF``) gets
+    Read from the facts beside its source (``rendered.fact``), never from the text:
+    NVRTC has no default include path, so a rendering whose ``uses_half`` fact is set
+    (every ``half`` kernel includes ``cuda_fp16.h``) gets the directory holding it; a
+    ``@kernel(contract=false)`` one (its ``contract`` fact is False) gets
     ``--fmad=false``: CUDA has no pragma to stop FMA contraction.
 
     Raises
@@ -88,18 +90,21 @@ def nvrtc_options(source: str, include_dirs: tuple[str, ...] | None = None) -> t
         The source needs ``cuda_fp16.h`` and no CUDA headers are found; the
         message says what to install.
     """
-    base = BASE_OPTIONS + contract_options(source)
-    if "cuda_fp16.h" not in source:
+    if isinstance(rendered, str):
+        raise TypeError("nvrtc_options takes the RenderedKernel (Kernel.rendered(...)), "
+                        "whose facts say what NVRTC needs; got the source text")
+    base = BASE_OPTIONS + contract_options(rendered)
+    if not rendered.fact("uses_half", False):
         return base
     dirs = _fp16_include_dirs() if include_dirs is None else include_dirs
     if not dirs:
-        raise CompilationError(_NO_FP16_HEADER, source=source, target="cuda")
+        raise CompilationError(_NO_FP16_HEADER, source=rendered.source, target="cuda")
     return base + tuple(f"-I{d}" for d in dirs)
 
 
-def contract_options(source: str) -> tuple[str, ...]:
+def contract_options(rendered: Any) -> tuple[str, ...]:
     """``("--fmad=false",)`` for a ``@kernel(contract=false)`` rendering, else ``()``."""
-    return ("--fmad=false",) if "#define PK_FP_CONTRACT_OFF" in source else ()
+    return () if rendered.fact("contract", True) else ("--fmad=false",)
 
 
 def _fp16_include_dirs() -> tuple[str, ...]:
@@ -347,7 +352,7 @@ class CUDA(Backend):
             return hit
         self.check_available()
         cp = import_cupy()
-        options = nvrtc_options(rendered.source)
+        options = nvrtc_options(rendered)
         with state.lock:
             hit = state.modules.get(rendered.source)
             if hit is None:
@@ -374,10 +379,10 @@ class CUDA(Backend):
         try:
             # compile_cuda_ptx adds the CUDA include directory it finds itself.
             return compile_cuda_ptx(rendered.source, arch=arch, name=f"{rendered.name}.cu",
-                                    options=BASE_OPTIONS + contract_options(rendered.source),
+                                    options=BASE_OPTIONS + contract_options(rendered),
                                     sources=_user_sources(rendered))
         except CompilationError as exc:
-            if "cuda_fp16.h" in rendered.source and "cuda_fp16.h" in str(exc):
+            if rendered.fact("uses_half", False) and "cuda_fp16.h" in str(exc):
                 raise CompilationError(_NO_FP16_HEADER, log=exc.log, source=rendered.source,
                                        target="cuda") from exc
             raise

@@ -124,9 +124,13 @@ class RenderedKernel:
     #: What later stages need to know about the code, found before it was rendered
     #: (DESIGN section 7: metadata beside the source, never read back from it), as
     #: (name, plain data) pairs: ``arrays``, the fixed-size arrays the kernel declares
-    #: (:func:`portakern.lower.stack_facts.declared_arrays`), and ``group_bound``,
+    #: (:func:`portakern.lower.stack_facts.declared_arrays`); ``group_bound``,
     #: :attr:`portakern.lower.lowering.LoweredKernel.group_bound` of a lockstep
-    #: lowering (None otherwise). Kept in the disk cache with the source.
+    #: lowering (None otherwise); ``contract``, False for ``@kernel(contract=false)``
+    #: (CUDA's launcher passes NVRTC ``--fmad=false``); ``uses_half``, whether the code
+    #: uses ``half`` (or includes ``cuda_fp16.h``), so NVRTC needs the CUDA headers; and
+    #: ``mlx_renames``, the ``(old, new)`` identifiers MLX's generated names would clash
+    #: with. Kept in the disk cache with the source.
     meta: tuple[tuple[str, object], ...] = ()
     #: What this was rendered from, so that :meth:`variant` can render it again.
     lowered: Any = field(default=None, compare=False, repr=False)
@@ -176,6 +180,17 @@ class RenderedKernel:
         return render_lowered(base.lowered, base.helpers, base.target, dict(base.bindings),
                               base.filename, user_source=base.user_source,
                               **{**dict(base.extra), **extra})
+
+
+def _mlx_renames(lowered: LoweredKernel, names: frozenset[str]) -> tuple[tuple[str, str], ...]:
+    """The ``mlx_renames`` fact: the kernel's identifiers MLX's generated ones would clash
+    with (:func:`portakern.target_facts.mlx_renames`), from the array parameters and the
+    identifiers of the lowered helpers and body, as sorted ``(old, new)`` pairs."""
+    from ..target_facts import mlx_renames
+
+    arrays = [p.name for p in lowered.params if p.pointer]
+    found = mlx_renames(arrays, " ".join(sorted(names | {p.name for p in lowered.params})))
+    return tuple(sorted(found.items()))
 
 
 def _frozen(value: object) -> object:
@@ -262,11 +277,15 @@ class _Emitter:
 
 def render_lowered(lowered: LoweredKernel, module_helpers: object, target: str,
                    bindings: dict[str, str], filename: str, *, user_source: str = "",
-                   template: str | None = None, **extra: object) -> RenderedKernel:
+                   template: str | None = None,
+                   renames: tuple[tuple[str, str], ...] = (), **extra: object) -> RenderedKernel:
     """Render a lowered kernel (and the module's helpers) for one target.
 
     ``template`` names the module template, ``<target>/module.j2`` by default; each
     of its ``{% block %}``s also comes back alone in :attr:`RenderedKernel.sections`.
+    ``renames`` (``(old, new)`` pairs, e.g. the ``mlx_renames`` fact) renames those
+    identifiers in the source and the sections, here where the code is written, so
+    that no backend rewrites generated text.
     """
     import jinja2
 
@@ -301,9 +320,6 @@ def render_lowered(lowered: LoweredKernel, module_helpers: object, target: str,
     aside = _Emitter(macros, type_names, filename)  # the rendering's #line state untouched
     hidden = [aside.emit(decl) for decl in lowered.localmem
               if decl and isinstance(decl[0], Call) and decl[0].macro != "localmem"]
-    meta = (("arrays", declared_arrays(lowered.localmem, (helper_parts, body_parts), bindings,
-                                       hidden, dict(getattr(macros, "buffer_sizes", {})))),
-            ("group_bound", lowered.group_bound if lowered.lockstep else None))
     localmem = "\n".join(
         (f"#line {decl[0].line} {emitter.quoted}\n" if getattr(decl[0], "line", 0) else "")
         + emitter.emit(decl) for decl in lowered.localmem if decl)
@@ -317,6 +333,14 @@ def render_lowered(lowered: LoweredKernel, module_helpers: object, target: str,
     # The identifiers the code uses (comments excluded), so templates emit only the
     # prelude pieces a kernel needs.
     names = frozenset(_IDENT_RE.findall(_COMMENT_RE.sub(" ", all_text)))
+    uses_half = "half" in names or "__half" in names
+    meta = (("arrays", declared_arrays(lowered.localmem, (helper_parts, body_parts), bindings,
+                                       hidden, dict(getattr(macros, "buffer_sizes", {})))),
+            ("group_bound", lowered.group_bound if lowered.lockstep else None),
+            ("contract", lowered.contract),
+            # A helper may include the header itself.
+            ("uses_half", uses_half or "cuda_fp16" in names),
+            ("mlx_renames", _mlx_renames(lowered, names)))
     variables = dict(
         pk=macros,
         kernel=lowered,
@@ -328,13 +352,20 @@ def render_lowered(lowered: LoweredKernel, module_helpers: object, target: str,
         ndim=lowered.ndim,
         names=names,
         uses_double="double" in names,
-        uses_half="half" in names or "__half" in names,
+        uses_half=uses_half,
         uses_atomics=any(n.startswith("pk_atomic_") for n in names),
         **extra,
     )
     source = module_template.render(variables)
     sections = tuple((name, "".join(block(module_template.new_context(variables))))
                      for name, block in module_template.blocks.items())
+    if renames:
+        from ..target_facts import rename_identifiers
+
+        table = dict(renames)
+        source = rename_identifiers(source, table)
+        sections = tuple((name, rename_identifiers(text, table)) for name, text in sections)
+        extra = {**extra, "renames": tuple(renames)}
     if template:
         extra = {**extra, "template": template}
     return RenderedKernel(target, lowered.name, source, filename, lowered.ndim,

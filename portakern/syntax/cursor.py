@@ -1,4 +1,4 @@
-"""The one cursor the expression parser reads a statement's code with.
+"""The one cursor: the expression parser and the statement parser read code with it.
 
 Jinja's ``TokenStream`` idea: every parse function asks the same object what comes next
 (``look``), takes it only if it is what it wants (``next_if``) or insists (``expect``).
@@ -27,24 +27,49 @@ class Cursor:
     ``look(k)`` peeks, ``next()`` takes, ``next_if(text)`` takes only a token (or glued
     operator) with that text, ``expect(text)`` takes it or fails with :class:`NoParse`.
     Each item is ``(text, tokens)``: ``+=`` is one item of two tokens.
+
+    With ``parts=True`` (the statement parser, :mod:`portakern.syntax.tree`, which also
+    reads lowered parts) a part that is not a token (generated text, a primitive call,
+    the ``@uniform`` mark) is an item of its own, with the text ``""``, and nothing is
+    glued, so each item is one element of the sequence: :attr:`pos` says where the
+    cursor is in it, blanks included, for slicing the statements out losslessly.
     """
 
-    def __init__(self, tokens: Iterable[object]) -> None:
-        items: list[tuple[str, tuple[Token, ...]]] = []
-        for t in tokens:
+    def __init__(self, tokens: Iterable[object], *, parts: bool = False) -> None:
+        items: list[tuple[str, tuple]] = []
+        #: For each item, the position after it in the sequence given.
+        ends: list[int] = []
+        for n, t in enumerate(tokens):
             if not isinstance(t, Token):
-                raise NoParse("generated parts")  # a lowered statement: not the user's code
+                if not parts:
+                    raise NoParse("generated parts")  # a lowered statement: not user code
+                items.append(("", (t,)))
+                ends.append(n + 1)
+                continue
             if t.kind in _BLANK:
                 continue
-            if items and t.is_punct("=") and items[-1][0] in ("+", "-", "*", "/", "%", "&",
-                                                               "^", "|"):
+            if not parts and items and t.is_punct("=") and items[-1][0] in (
+                    "+", "-", "*", "/", "%", "&", "^", "|"):
                 prev = items[-1][1][-1]
                 if prev.kind == "punct" and prev.line == t.line and prev.col + 1 == t.col:
                     items[-1] = (items[-1][0] + "=", (*items[-1][1], t))
+                    ends[-1] = n + 1
                     continue
             items.append((t.text, (t,)))
+            ends.append(n + 1)
         self.items = items
+        self.ends = ends
         self.i = 0
+
+    @property
+    def pos(self) -> int:
+        """The position in the sequence given just after the last item taken (0 at first)."""
+        return self.ends[self.i - 1] if self.i else 0
+
+    def part(self, k: int = 0) -> object:
+        """The ``k``-th next item's first token or part, or None past the end."""
+        j = self.i + k
+        return self.items[j][1][0] if j < len(self.items) else None
 
     def done(self) -> bool:
         return self.i >= len(self.items)
@@ -59,7 +84,9 @@ class Cursor:
 
     def kind(self, k: int = 0) -> str | None:
         t = self.token(k)
-        return None if t is None or len(self.items[self.i + k][1]) > 1 else t.kind
+        if not isinstance(t, Token) or len(self.items[self.i + k][1]) > 1:
+            return None  # past the end, a glued operator or a lowered part
+        return t.kind
 
     def next(self) -> tuple[Token, ...]:
         if self.i >= len(self.items):

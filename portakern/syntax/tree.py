@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import KernelSyntaxError
+from .cursor import Cursor
 from .language import SourceMap, Token
 from .parts import BARRIER, Call, UniformMark, is_barrier
 from .vocabulary import COLLECTIVES as _SUBGROUP_COLLECTIVES
@@ -351,36 +352,26 @@ def body_facts(root: Block) -> BodyFacts:
 
 
 class _Parser:
-    """Recursive descent over the tokens (or parts); positions index ``tokens``, blanks included."""
+    """Recursive descent over the tokens (or parts) with the one cursor
+    (:class:`~portakern.syntax.cursor.Cursor`); positions index ``tokens``, blanks included."""
 
     def __init__(self, tokens: list, smap: SourceMap) -> None:
         self.toks = tokens
         self.smap = smap
-        self.i = 0
+        self.cur = Cursor(tokens, parts=True)
         #: The ``(`` and ``)`` of the last parenthesised header read (positions in toks).
         self.paren = (0, 0)
 
-    # -- cursor ------------------------------------------------------------------------
+    # -- the cursor's errors, at the user's line ---------------------------------------
     def more(self) -> bool:
-        return self._next_code(self.i) < len(self.toks)
-
-    def _next_code(self, i: int) -> int:
-        while i < len(self.toks) and _blank(self.toks[i]):
-            i += 1
-        return i
-
-    def _peek(self) -> object:
-        j = self._next_code(self.i)
-        return self.toks[j] if j < len(self.toks) else None
+        return not self.cur.done()
 
     def _take(self) -> object:
         """Move past the next significant token or part (and the blanks before it)."""
-        j = self._next_code(self.i)
-        if j >= len(self.toks):
+        if self.cur.done():
             last = self._position(len(self.toks) - 1)
             raise self.smap.error_at("the statement is not finished: expected more code", last)
-        self.i = j + 1
-        return self.toks[j]
+        return self.cur.next()[0]
 
     def _position(self, at: int) -> Token:
         """The user's token at or before ``toks[at]``, for an error's position."""
@@ -390,18 +381,19 @@ class _Parser:
         return Token("ws", "", 1, 1)
 
     def _expect(self, text: str, after: Token) -> object:
-        t = self._take() if self._peek() is not None else None
-        if t is None or not _punct(t, text):
-            # On the line of what it follows, as a C compiler puts it (the next line's
-            # first token is not where the ';' is missing).
-            where = t if isinstance(t, Token) and t.line == after.line else after
-            raise self.smap.error_at(f"expected '{text}' after '{after.text}'", where)
-        return t
+        got = self.cur.next_if(text)
+        if got is not None:
+            return got[0]
+        t = self._take() if not self.cur.done() else None
+        # On the line of what it follows, as a C compiler puts it (the next line's
+        # first token is not where the ';' is missing).
+        where = t if isinstance(t, Token) and t.line == after.line else after
+        raise self.smap.error_at(f"expected '{text}' after '{after.text}'", where)
 
     def _parenthesised(self, keyword: Token) -> list:
         """The tokens inside ``( ... )`` after ``keyword`` (the cursor ends after ')')."""
         self._expect("(", keyword)
-        start = self.i
+        start = self.cur.pos
         depth = 1
         while depth:
             t = self._take()
@@ -409,15 +401,15 @@ class _Parser:
                 depth += 1
             elif isinstance(t, Token) and t.kind == "punct" and t.text in ")]}":
                 depth -= 1
-        self.paren = (start - 1, self.i - 1)
-        return self.toks[start:self.i - 1]
+        self.paren = (start - 1, self.cur.pos - 1)
+        return self.toks[start:self.cur.pos - 1]
 
     # -- statements --------------------------------------------------------------------
     def statement(self) -> Node:
-        start = self.i
+        start = self.cur.pos
         t = self._take()
         node = self._statement(t)
-        node.tokens = self.toks[start:self.i]
+        node.tokens = self.toks[start:self.cur.pos]
         if isinstance(node, (If, Loop, Switch)):
             node.paren = (node.paren[0] - start, node.paren[1] - start)
         return node
@@ -425,19 +417,19 @@ class _Parser:
     def _statement(self, t: object) -> Node:
         if isinstance(t, Call):
             if t.macro == BARRIER:
-                self._expect(";", self._position(self.i - 1))
+                self._expect(";", self._position(self.cur.pos - 1))
                 return Barrier([])
-            self._until(";", self._position(self.i - 1))
+            self._until(";", self._position(self.cur.pos - 1))
             return Collective([], call=t) if is_barrier(t) else Simple([])
         if isinstance(t, UniformMark):
             return self._uniform()
         if not isinstance(t, Token):  # generated text starts the statement
-            self._until(";", self._position(self.i - 1))
+            self._until(";", self._position(self.cur.pos - 1))
             return Simple([])
         if t.is_punct("{"):
             body: list[Node] = []
             while True:
-                nxt = self._peek()
+                nxt = self.cur.part()
                 if nxt is None:
                     raise self.smap.error_at("unbalanced '{': missing '}'", t)
                 if _punct(nxt, "}"):
@@ -450,7 +442,7 @@ class _Parser:
             paren = self.paren
             then = self.statement()
             orelse = None
-            if _word(self._peek()) == "else":
+            if self.cur.look() == "else" and self.cur.kind() == "id":
                 self._take()
                 orelse = self.statement()
             return If([], cond, then, orelse, paren)
@@ -470,7 +462,7 @@ class _Parser:
             self._until(";", t)
             return Jump([], word=t.text)
         if t.kind == "at" and t.text == "@synchronize":
-            if _punct(self._peek(), "("):
+            if _punct(self.cur.part(), "("):
                 self._parenthesised(t)
             self._expect(";", t)
             return Barrier([])
@@ -523,10 +515,9 @@ class _Parser:
         if isinstance(first, Token) and first.kind == "punct" and first.text in "([{":
             depth = 1
         while True:
-            j = self._next_code(self.i)
-            if j >= len(self.toks):
+            if self.cur.done():
                 raise self.smap.error_at(f"expected '{text}' to end the statement", opener)
-            if depth == 0 and text == ";" and _punct(self.toks[j], "}"):
+            if depth == 0 and text == ";" and _punct(self.cur.part(), "}"):
                 # No ';' before the block's '}' ('{ ...; @synchronize(); ... }' in the
                 # docs): the statement ends there; the compiler reports a missing ';'.
                 return tuple(dict.fromkeys(constructs))
