@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..errors import KernelTypeError
+from ..errors import KernelArgumentError, KernelTypeError
 from ..subprocesses import fork_safe_lock
 from . import _mlx
 from .base import ArrayInfo, Availability, Backend, Limits, default_instance
@@ -166,6 +166,12 @@ class _MLXBackend(Backend, abstract=True):
         return True
 
     # -- arrays ---------------------------------------------------------------------------------
+    def null_array(self) -> Any:
+        """MLX binds a buffer to every input: an optional array passed None is refused."""
+        raise KernelArgumentError(
+            f"{self!r} cannot pass None for an optional array yet (MLX binds a buffer to "
+            f"every input); pass an array, or launch on another backend")
+
     def array_info(self, array: Any) -> ArrayInfo | None:
         if not _mlx.is_mlx_array(array):
             return None
