@@ -59,6 +59,7 @@ from ..errors import (
 )
 from ..syntax.vectors import VECTOR_TYPES
 from ..target_facts import mlx_renames, rename_identifiers
+from .mlx_optional import array_inputs, null_view, prologue, scalar_input
 from .mlx_writeback import copy_kernel, writeback_modes
 
 __all__ = [
@@ -255,8 +256,7 @@ def build_program(rendered: Any, dialect: str, cast64: bool = False,
             inputs.append(InputSpec(renames.get(p.name, p.name) if dialect == "metal"
                                     else f"pk_arg_{p.name}", "scalar", i))
         elif p.const:
-            inputs.append(InputSpec(f"pk_vec_{p.name}" if p.name in vectors
-                                    else renames.get(p.name, p.name), "array", i))
+            inputs.extend(InputSpec(*s) for s in array_inputs(p, i, dialect, vectors, renames))
         elif modes[p.name] == "fused":
             inputs.append(InputSpec(f"pk_in_{p.name}", "current", i))
             outputs.append(renames.get(p.name, p.name))
@@ -279,6 +279,7 @@ def build_program(rendered: Any, dialect: str, cast64: bool = False,
     header, source = variant.section("header"), variant.section("source")
     if renames:
         header, source = rename_identifiers(header, renames), rename_identifiers(source, renames)
+    source = prologue(params, dialect, vectors, renames) + source
     digest = hashlib.sha1((header + "\0" + source).encode()).hexdigest()[:12]
     # MLX caches compiled kernels by name, so a name must never stand for two sources.
     name = f"pk_{rendered.name}_{digest}"
@@ -518,7 +519,7 @@ def _enqueue(program: Program, factory: Any, args: list, grid: tuple[int, int, i
     views: dict[int, Any] = {}
     for i, p in enumerate(params):
         if p.pointer:
-            a = args[i]
+            a = null_view(program, i, args[i], mx)
             if program.cast64 and a.dtype == mx.float64:
                 a = a.astype(mx.float32, stream=mx.cpu)
                 copies.append(a.nbytes)
@@ -534,8 +535,8 @@ def _enqueue(program: Program, factory: Any, args: list, grid: tuple[int, int, i
     for spec in program.inputs:
         if spec.kind in ("array", "current"):
             inputs.append(views[spec.index])
-        elif spec.kind == "scalar":
-            inputs.append(scalars[spec.index])
+        elif spec.kind in ("scalar", "has"):  # "has": an optional array's flag (mlx_optional)
+            inputs.append(scalar_input(spec.kind, spec.index, scalars, args, mx))
         elif spec.kind == "dims":
             dims = ndrange + [int(views[i].size) for i in fused]
             inputs.append(mx.array(np.array(dims or [0], dtype=np.int64)))

@@ -30,11 +30,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..errors import KernelArgumentError, KernelTypeError
+from ..errors import KernelTypeError
 from ..subprocesses import fork_safe_lock
 from . import _mlx
 from .base import ArrayInfo, Availability, Backend, Limits, default_instance
 from .cuda_support import CUDA_MAX_BLOCK, DEFAULT_MAX_GRID, launch_config
+from .mlx_optional import NULL
 
 __all__ = ["Metal", "MLXCUDA", "mlx_source", "mlx_uses_cuda"]
 
@@ -167,10 +168,8 @@ class _MLXBackend(Backend, abstract=True):
 
     # -- arrays ---------------------------------------------------------------------------------
     def null_array(self) -> Any:
-        """MLX binds a buffer to every input: an optional array passed None is refused."""
-        raise KernelArgumentError(
-            f"{self!r} cannot pass None for an optional array yet (MLX binds a buffer to "
-            f"every input); pass an array, or launch on another backend")
+        """An optional array passed None: MLX cannot bind null (see mlx_optional)."""
+        return NULL
 
     def array_info(self, array: Any) -> ArrayInfo | None:
         if not _mlx.is_mlx_array(array):
