@@ -135,3 +135,20 @@ def test_bad_defaults(param, match):
 def test_the_parameter_is_optional():
     k = pk.Kernel("@kernel void f(float* y, const float* m = null) { }")
     assert [p.optional for p in k.signature] == [False, True]
+
+
+def test_mlx_translation_unit_passes_the_metal_check():
+    """MLX's kernel for the softmax (the stand-in input and the flag) compiles as Metal."""
+    from portakern.backends import _mlx
+    from portakern.checks.metal import check_metal, metal_check_available
+
+    ok, why = metal_check_available()
+    if not ok:
+        pytest.skip(why)
+    k = pk.Kernel(SOFTMAX)
+    rendered = k.rendered("metal", {"T": "float"}, 1)
+    program = _mlx.build_program(rendered, "metal")
+    names = [s.name for s in program.inputs]
+    assert "pk_opt_mask" in names and "pk_has_mask" in names and "mask" not in names
+    assert "auto mask = pk_has_mask ? pk_opt_mask : nullptr;" in program.source
+    check_metal(_mlx.translation_unit(program, {"T": "float"}), sources=rendered.sources())
