@@ -58,6 +58,7 @@ from ..errors import (
     PortakernError,
 )
 from ..syntax.vectors import VECTOR_TYPES
+from .mlx_optional import array_inputs, null_view, prologue, scalar_input
 from .mlx_writeback import copy_kernel, writeback_modes
 
 __all__ = [
@@ -255,8 +256,7 @@ def build_program(rendered: Any, dialect: str, cast64: bool = False,
             inputs.append(InputSpec(renamed.get(p.name, p.name) if dialect == "metal"
                                     else f"pk_arg_{p.name}", "scalar", i))
         elif p.const:
-            inputs.append(InputSpec(f"pk_vec_{p.name}" if p.name in vectors
-                                    else renamed.get(p.name, p.name), "array", i))
+            inputs.extend(InputSpec(*s) for s in array_inputs(p, i, dialect, vectors, renamed))
         elif modes[p.name] == "fused":
             inputs.append(InputSpec(f"pk_in_{p.name}", "current", i))
             outputs.append(renamed.get(p.name, p.name))
@@ -278,6 +278,7 @@ def build_program(rendered: Any, dialect: str, cast64: bool = False,
         **options,
     )
     header, source = variant.section("header"), variant.section("source")
+    source = prologue(params, dialect, vectors, renamed) + source
     digest = hashlib.sha1((header + "\0" + source).encode()).hexdigest()[:12]
     # MLX caches compiled kernels by name, so a name must never stand for two sources.
     name = f"pk_{rendered.name}_{digest}"
@@ -517,7 +518,7 @@ def _enqueue(program: Program, factory: Any, args: list, grid: tuple[int, int, i
     views: dict[int, Any] = {}
     for i, p in enumerate(params):
         if p.pointer:
-            a = args[i]
+            a = null_view(program, i, args[i], mx)
             if program.cast64 and a.dtype == mx.float64:
                 a = a.astype(mx.float32, stream=mx.cpu)
                 copies.append(a.nbytes)
@@ -533,8 +534,8 @@ def _enqueue(program: Program, factory: Any, args: list, grid: tuple[int, int, i
     for spec in program.inputs:
         if spec.kind in ("array", "current"):
             inputs.append(views[spec.index])
-        elif spec.kind == "scalar":
-            inputs.append(scalars[spec.index])
+        elif spec.kind in ("scalar", "has"):  # "has": an optional array's flag (mlx_optional)
+            inputs.append(scalar_input(spec.kind, spec.index, scalars, args, mx))
         elif spec.kind == "dims":
             dims = ndrange + [int(views[i].size) for i in fused]
             inputs.append(mx.array(np.array(dims or [0], dtype=np.int64)))

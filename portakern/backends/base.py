@@ -286,6 +286,14 @@ class Backend:
         raise NotImplementedError
 
     # -- should -------------------------------------------------------------------
+    def null_array(self) -> Any:
+        """**Should.** The launch handle of an optional array passed None (a null pointer).
+
+        The default, None, is what :meth:`launch` gets for an empty array with no
+        buffer; a backend that launches handles of another kind returns its own.
+        """
+        return None
+
     def zeros(self, shape: Any, dtype: Any) -> Any:
         """**Should.** A zero-filled array (the default copies zeros from the host)."""
         return self.to_device(np.zeros(shape, dtype))

@@ -35,6 +35,7 @@ from ..subprocesses import fork_safe_lock
 from . import _mlx
 from .base import ArrayInfo, Availability, Backend, Limits, default_instance
 from .cuda_support import CUDA_MAX_BLOCK, DEFAULT_MAX_GRID, launch_config
+from .mlx_optional import NULL
 
 __all__ = ["Metal", "MLXCUDA", "mlx_source", "mlx_uses_cuda"]
 
@@ -166,6 +167,10 @@ class _MLXBackend(Backend, abstract=True):
         return True
 
     # -- arrays ---------------------------------------------------------------------------------
+    def null_array(self) -> Any:
+        """An optional array passed None: MLX cannot bind null (see mlx_optional)."""
+        return NULL
+
     def array_info(self, array: Any) -> ArrayInfo | None:
         if not _mlx.is_mlx_array(array):
             return None

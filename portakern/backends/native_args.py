@@ -88,6 +88,8 @@ def argument_block(compiled: Compiled, args: list) -> tuple:
         keys[i] = arg_key(a, compiled)
         if isinstance(a, np.ndarray):
             argv[i] = a.ctypes.data
+        elif a is None:  # an optional array passed None: a null pointer
+            argv[i] = None
         else:
             buf = keep[i] = np.array(a, dtype=compiled.scalars[i])
             argv[i] = buf.ctypes.data
@@ -118,8 +120,8 @@ def refreshed(compiled: Compiled, record: tuple, args: list, n: int) -> tuple:
         if new is None:
             new = (list(keys), type(record[1]).from_buffer_copy(record[1]), list(record[2]))
         new[0][i] = arg_key(a, compiled)
-        if isinstance(a, np.ndarray):
-            new[1][i] = a.ctypes.data
+        if isinstance(a, np.ndarray) or a is None:
+            new[1][i] = None if a is None else a.ctypes.data
             new[2][i] = None
         else:
             buf = new[2][i] = np.array(a, dtype=compiled.scalars[i])

@@ -423,6 +423,8 @@ class RawKernel:
             value, what = ctypes.c_void_p(arg.data.ptr), "an array"
         elif isinstance(arg, MemoryPointer):
             value, what = ctypes.c_void_p(arg.ptr), "a pointer"
+        elif arg is None:  # CuPy passes None as a null pointer
+            value, what = ctypes.c_void_p(None), "a pointer"
         elif isinstance(arg, np.generic):
             raw = np.array(arg).tobytes()
             value, what = (ctypes.c_char * len(raw)).from_buffer_copy(raw), \

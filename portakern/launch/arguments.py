@@ -34,7 +34,8 @@ from .layouts import contiguous_fix as _contiguous
 from .layouts import library_of as _library
 from .layouts import nd_layout, span_view
 
-__all__ = ["check_args", "convert_scalar", "located", "recall", "remember", "scalar_for_array"]
+__all__ = ["check_args", "convert_scalar", "located", "none_for_array", "recall", "remember",
+           "scalar_for_array"]
 
 
 def remember(kdef: KernelDef, args: tuple, launch_args: list, bindings: tuple,
@@ -56,7 +57,9 @@ def remember(kdef: KernelDef, args: tuple, launch_args: list, bindings: tuple,
     bound = dict(bindings)
     entries: list = []
     for i, (p, a) in enumerate(zip(kdef.params, args, strict=True)):
-        if p.pointer:
+        if p.pointer and a is None:  # an optional array passed None: its null handle
+            entries.append((None, None, launch_args[i], None, p))
+        elif p.pointer:
             try:
                 ref = weakref.ref(a)
             except TypeError:
@@ -85,8 +88,9 @@ def remember(kdef: KernelDef, args: tuple, launch_args: list, bindings: tuple,
     n = len(kdef.params)
     # The N-d arrays' extents, strides and offsets follow from the dtype, shape and
     # flags the entries compare, so they are remembered as they are.
-    template = [None if p.pointer else v
-                for p, v in zip(kdef.params, launch_args[:n], strict=True)] + launch_args[n:]
+    template = [None if p.pointer and a is not None else v
+                for p, a, v in zip(kdef.params, args, launch_args[:n], strict=True)] \
+        + launch_args[n:]
     return tuple(entries), template, bindings
 
 
@@ -202,10 +206,19 @@ def _check_args(kdef: KernelDef, args: tuple, backend: Backend, constants: dict[
     out: list = [None] * len(params)
     extents: list = [None] * len(params)
     hidden: dict[str, list] = {}  # per N-d array: its extents, strides and offset
+    nulls = []  # the optional arrays passed None
     for i, (p, a) in enumerate(zip(params, args, strict=True)):
         if not p.pointer:
             continue
         at[0] = p
+        if a is None:
+            if not p.optional:
+                raise none_for_array(f"argument {lab(p.name)!r}" if lab(p.name) else
+                                     f"argument {i} {p.name!r}", p)
+            out[i] = backend.null_array()
+            extents[i] = (0, 0)  # overlaps nothing
+            nulls.append(p)
+            continue
         info = backend.array_info(a)
         if info is None:
             _wrong_array(i, p, a, backend, lab(p.name))
@@ -272,6 +285,13 @@ def _check_args(kdef: KernelDef, args: tuple, backend: Backend, constants: dict[
                     f"{type(a).__name__}; pass a NumPy scalar (e.g. numpy.float32(...)) or "
                     f"bind it with kernel.specialize({p.type}='float')")
         out[i] = convert_scalar(a, t, i, p, lab(p.name), bound_by.get(p.type))
+    for p in nulls:
+        if p.type not in KNOWN_TYPES and p.type not in bindings:
+            at[0] = p
+            raise KernelTypeError(
+                f"{_describe(p.index, p, lab(p.name))} is None, so it cannot bind {p.type}; "
+                f"pass another argument of type {p.type}, or bind it with "
+                f"kernel.specialize({p.type}='float')")
     for i, p in enumerate(params):
         at[0] = p
         feature = _FEATURES.get(element_dtype(bindings.get(p.type, p.type)))
@@ -311,6 +331,8 @@ def _check_no_alias(params: list, handles: list, extents: list,
             a, b = handles[c], handles[w]
             ea, eb = extents[c], extents[w]
             both_numpy = isinstance(a, np.ndarray) and isinstance(b, np.ndarray)
+            if ea == (0, 0) or eb == (0, 0):
+                continue  # a null array (an optional one passed None)
             if ea is not None and eb is not None:
                 overlap = (ea[1] > 0 and eb[1] > 0 and ea[0] < eb[0] + eb[1]
                            and eb[0] < ea[0] + ea[1])
@@ -346,6 +368,14 @@ def _wrong_array(i: int, p: Any, a: Any, backend: Backend, label: str | None = N
         f"{_describe(i, p, label)} is a {type(a).__module__}.{type(a).__qualname__} on "
         f"{other}, but the launch runs on {backend!r}; move it with "
         f"{_move(a, backend, label or p.name)} or launch on its own backend")
+
+
+def none_for_array(where: str, p: Any) -> KernelTypeError:
+    """The error for None passed for array parameter ``p``, which is not optional."""
+    return KernelTypeError(
+        f"{where} ({p.describe()}) is None, but the kernel does not declare it optional; "
+        f"pass an array, or declare it 'const {p.type}* {p.name} = null' and test "
+        f"'if ({p.name})' in the kernel")
 
 
 def scalar_for_array(where: str, p: Any, a: Any) -> KernelTypeError | None:

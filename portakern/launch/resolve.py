@@ -39,7 +39,7 @@ from ..backends.base import Backend
 from ..errors import BackendMismatchError, KernelTypeError, PortakernError
 from ..syntax.language import check_count
 from ..targets import CANONICAL_TARGET
-from .arguments import located, scalar_for_array
+from .arguments import located, none_for_array, scalar_for_array
 from .ownership import BY_TYPE, backend_name_of, owner_of
 
 __all__ = ["get_backend", "backend_name_of", "backend_for_args", "clear_resolution_cache",
@@ -147,6 +147,10 @@ def resolve_args(kernel: Any, args: tuple) -> tuple[Backend, bool]:
     for p, a in zip(params, args, strict=True):
         if not p.pointer:
             continue
+        if a is None:
+            if p.optional:
+                continue  # a null array: it says nothing of the backend
+            raise _at(kernel, none_for_array(_named(kernel, p), p), p)
         r = BY_TYPE.get(type(a))
         if r is None:
             b = owner_of(a)

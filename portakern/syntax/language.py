@@ -21,6 +21,7 @@ from ..errors import KernelSyntaxError, KernelTypeError, NDRangeError
 from ..types import KNOWN_TYPES
 from .macros import macro_of
 from .ndarrays import MAX_AXES, nd_suffix
+from .optional import check_null_default, null_default
 from .tokens import (
     CLOSING,
     SourceMap,
@@ -45,6 +46,8 @@ class Param:
 
     ``axes`` is the number of axes of an N-d array parameter ``T x[:, :]`` (0 for a
     flat ``T* x`` or a scalar); an N-d array is also a ``pointer`` (its base).
+    ``optional`` marks a flat array declared ``const T* x = null``, which a launch may
+    pass as None (a null pointer the kernel tests with ``if (x)``).
     """
 
     name: str
@@ -54,6 +57,7 @@ class Param:
     index: int
     line: int = field(default=0, compare=False)  # the user's line of its name (errors)
     axes: int = 0
+    optional: bool = False  # declared ``const T* x = null``: may be passed None
 
     @property
     def is_array(self) -> bool:
@@ -192,6 +196,7 @@ def _parse_params(tokens: list[Token], smap: SourceMap, opener: Token,
         stars = 0
         name: Token | None = None
         axes = 0
+        group, optional = null_default(group, smap)
         n_axes = nd_suffix(group, smap)
         if n_axes:
             axes, group = n_axes, group[:-(2 * n_axes + 1)]
@@ -241,6 +246,8 @@ def _parse_params(tokens: list[Token], smap: SourceMap, opener: Token,
                 f"{name.text!r}: an N-d array parameter is written without '*': "
                 f"'{'const ' if const else ''}{type_name} {name.text}"
                 f"[{', '.join(':' * axes)}]'", name)
+        if optional:
+            check_null_default(name, type_name, stars, axes, smap)
         if axes:
             check_vector_param(name.text, type_name, True, name, smap)
             if type_name in VECTOR_TYPES:
@@ -251,7 +258,8 @@ def _parse_params(tokens: list[Token], smap: SourceMap, opener: Token,
             params.append(Param(name.text, type_name, True, const, idx, name.line, axes))
             continue
         check_vector_param(name.text, type_name, stars == 1, name, smap)
-        params.append(Param(name.text, type_name, stars == 1, const and stars == 1, idx, name.line))
+        params.append(Param(name.text, type_name, stars == 1, const and stars == 1, idx,
+                            name.line, optional=optional))
     seen: set[str] = set()
     for p in params:
         if p.name in seen:

@@ -1,0 +1,78 @@
+"""Optional arrays on MLX (``const T* mask = null`` passed None).
+
+MLX binds a buffer to every input, so a null pointer cannot be passed. On the Metal
+dialect an optional read-only array ``mask`` becomes two inputs: the array
+``pk_opt_mask`` (a zero-filled stand-in when None is passed) and the flag
+``pk_has_mask``; the kernel's body starts with
+``auto mask = pk_has_mask ? pk_opt_mask : nullptr;``, so ``if (mask)`` and every use
+of the pointer see what they would see on a target that passes null. A written
+optional array (an MLX output of its own) and MLX's CUDA dialect refuse None.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import KernelArgumentError
+from ..types import TYPE_DTYPES
+
+__all__ = ["NULL", "array_inputs", "null_view", "prologue", "scalar_input"]
+
+
+class _Null:
+    """The launch handle of an optional array passed None (see ``Backend.null_array``)."""
+
+    def __repr__(self) -> str:
+        return "portakern.backends.mlx_optional.NULL"
+
+
+NULL = _Null()
+
+#: Elements of the stand-in array: enough to keep it out of MLX's constant address
+#: space (which MLX picks for inputs of at most 8 elements), like the real array.
+_STANDIN_SIZE = 16
+
+
+def _handled(p: Any, dialect: str, vectors: tuple[str, ...]) -> bool:
+    return bool(p.optional) and dialect == "metal" and p.name not in vectors
+
+
+def array_inputs(p: Any, i: int, dialect: str, vectors: tuple[str, ...],
+                 renames: dict[str, str]) -> list[tuple[str, str, int]]:
+    """The MLX inputs ``(name, kind, index)`` for read-only array parameter ``p``."""
+    if _handled(p, dialect, vectors):
+        return [(f"pk_opt_{p.name}", "array", i), (f"pk_has_{p.name}", "has", i)]
+    return [(f"pk_vec_{p.name}" if p.name in vectors else renames.get(p.name, p.name),
+             "array", i)]
+
+
+def prologue(params: Any, dialect: str, vectors: tuple[str, ...],
+             renames: dict[str, str]) -> str:
+    """The body's first line: each optional array, null where its flag says so."""
+    return "".join(f"auto {renames.get(p.name, p.name)} = pk_has_{p.name} ? "
+                   f"pk_opt_{p.name} : nullptr;\n"
+                   for p in params if p.pointer and p.const and _handled(p, dialect, vectors))
+
+
+def null_view(program: Any, i: int, a: Any, mx: Any) -> Any:
+    """``a``, or for NULL a zero-filled stand-in of the parameter's dtype."""
+    if a is not NULL:
+        return a
+    p = program.params[i]
+    if not (p.const and _handled(p, program.dialect, ())):
+        raise KernelArgumentError(
+            f"argument {i} {p.name!r} ({p.describe()}) is None, which MLX cannot pass "
+            f"{'to a written array' if not p.const else 'on its CUDA dialect'}; pass an "
+            f"array, or launch on another backend")
+    dtype = TYPE_DTYPES[program.bindings.get(p.type, p.type)]
+    return mx.array(np.zeros(_STANDIN_SIZE, dtype))
+
+
+def scalar_input(kind: str, i: int, scalars: dict[int, Any], args: list, mx: Any) -> Any:
+    """Scalar parameter ``i``'s input, or for ``kind == "has"`` optional array ``i``'s flag
+    ``pk_has_<name>``: 1 where an array was passed, 0 where None was."""
+    if kind == "scalar":
+        return scalars[i]
+    return mx.array(np.int32(args[i] is not NULL))
