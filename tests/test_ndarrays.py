@@ -421,7 +421,8 @@ def test_transpose_view_bench_rows(monkeypatch):
     assert [(r.name, r.baseline) for r in rows] == [("transpose_view", "contiguous"),
                                                      ("transpose_view", "numpy")]
     assert all(r.ok and r.seconds > 0 and r.baseline_seconds > 0 for r in rows)
-    assert rows[0].target == "<= 1.2" and rows[0].meets == (rows[0].ratio <= 1.2)
+    # Quick sizes say nothing about the contract: the target is on full-size rows only.
+    assert rows[0].target == "" and rows[0].meets is None
     assert bench_rows(quick=True, only=("saxpy",)) == []
     # `portakern bench --only transpose_view` names a known row (no backend: nothing runs).
     monkeypatch.setattr(suite, "_backends", lambda wanted: ([], {}))
