@@ -204,9 +204,9 @@ class Kernel:
                 issues += portability.scan(module, kdef, target, lambda t=target: self.facts(t))
             check_atomic_pointers(lambda: self.facts(CANONICAL_TARGET),
                                   *self.parsed(CANONICAL_TARGET))
-        except KernelSyntaxError as exc:
-            # A source that parses wrong is refused here, at pk.kernel(), with its line;
-            # one that waits for a constant (pk.kernel(src) then .specialize(TILE=16))
+        except (KernelSyntaxError, KernelTypeError) as exc:
+            # A source that parses wrong (or binds a type variable to no type) is refused
+            # here, at its line; one that waits for a constant (.specialize(TILE=16) later)
             # is scanned when it first renders.
             if getattr(exc, "unbound", None) is None:
                 raise

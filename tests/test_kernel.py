@@ -291,7 +291,7 @@ def test_workgroupsize_larger_than_device_limit(saxpy):
     (0, "workgroupsize[0] must be an int >= 1, got 0"),
     ((1.5,), "workgroupsize[0] must be an int >= 1"),
     ((True,), "workgroupsize[0]"),
-    ("4", "workgroupsize must be an int or a tuple"),
+    ("4", 'workgroupsize must be an int, a tuple of ints or "auto"'),
 ])
 def test_bad_workgroupsize(saxpy, wg, fragment):
     y, x = np.zeros(8, np.float32), np.ones(8, np.float32)
