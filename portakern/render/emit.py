@@ -291,7 +291,7 @@ def render_lowered(lowered: LoweredKernel, module_helpers: object, target: str,
         # not to the last helper line: a compiler error there must not blame a helper.
         helpers += f"\n#line {lowered.line} {emitter.quoted}"
     body = emitter.emit(body_parts)
-    from ..lower.stack_facts import declared_arrays
+    from ..lower.stack_facts import declared_arrays, sized_local
 
     # The collectives' own buffers are declared by the target's macros: each declaration
     # and its fact leave the emitter together.
@@ -302,7 +302,8 @@ def render_lowered(lowered: LoweredKernel, module_helpers: object, target: str,
               if decl and isinstance(decl[0], Call) and decl[0].macro != "localmem"]
     meta = (("arrays", declared_arrays(lowered.localmem, (helper_parts, body_parts), bindings,
                                        hidden, dict(getattr(macros, "buffer_sizes", {})))),
-            ("group_bound", lowered.group_bound if lowered.lockstep else None))
+            ("group_bound", lowered.group_bound if lowered.lockstep else None),
+            ("sized_local", sized_local(lowered.localmem, bindings)))
     localmem = "\n".join(
         (f"#line {decl[0].line} {emitter.quoted}\n" if getattr(decl[0], "line", 0) else "")
         + emitter.emit(decl) for decl in lowered.localmem if decl)
