@@ -168,11 +168,13 @@ def _device_of(array: Any) -> int | None:
 class _Compiled:
     """A loaded kernel of one device, with its limits."""
 
-    __slots__ = ("module", "kernel", "name", "max_threads", "source")
+    __slots__ = ("module", "kernel", "name", "max_threads", "source", "sized")
 
     def __init__(self, module: Any, kernel: Any, name: str, max_threads: int,
-                 source: str) -> None:
+                 source: str, sized: tuple = ()) -> None:
         self.module = module
+        #: The @localmem arrays sized at launch (:mod:`.local_sizes`): dynamic shared memory.
+        self.sized = sized
         self.kernel = kernel
         self.name = name
         self.max_threads = max_threads
@@ -385,7 +387,14 @@ class CUDA(Backend):
     def launch(self, compiled: Any, args: list, global_size: tuple[int, ...],
                local_size: tuple[int, ...]) -> None:
         grid, block = launch_config(global_size, local_size, self.max_grid_sizes())
-        self._enqueue(compiled, grid, block, args)
+        if getattr(compiled, "sized", ()):  # @localmem sized at launch: dynamic shared memory
+            from .local_sizes import local_bytes
+
+            shared = local_bytes(compiled.sized, args, local_size, self.limits.local_memory,
+                                 compiled.name, repr(self))
+            self._enqueue(compiled, grid, block, args, shared)
+        else:
+            self._enqueue(compiled, grid, block, args)
 
     def timed_launch(self, compiled: Any, args: list, global_size: tuple[int, ...],
                      local_size: tuple[int, ...]) -> Any:
@@ -407,7 +416,8 @@ class CUDA(Backend):
 
         return elapsed
 
-    def _enqueue(self, compiled: Any, grid: tuple, block: tuple, args: list) -> None:
+    def _enqueue(self, compiled: Any, grid: tuple, block: tuple, args: list,
+                 shared: int = 0) -> None:
         cp = import_cupy()
         try:
             with cp.cuda.Device(self.device):
@@ -415,7 +425,10 @@ class CUDA(Backend):
                 for n, a in enumerate(args):
                     if type(a) is ForeignArray:
                         args[n] = a.to_cupy(cp, self.device, stream)
-                compiled.kernel(grid, block, tuple(args))
+                if shared:
+                    compiled.kernel(grid, block, tuple(args), shared_mem=shared)
+                else:
+                    compiled.kernel(grid, block, tuple(args))
         except _cuda_errors(cp) as exc:
             raise LaunchError(
                 f"CUDA launch of kernel {compiled.name!r} failed on {self!r} "
@@ -585,4 +598,7 @@ def _build(cp: Any, device: int, rendered: Any, options: tuple[str, ...]) -> _Co
             raise CompilationError(
                 f"CUDA could not load kernel {rendered.name!r} on device {device}: {exc}",
                 log=str(exc), source=rendered.source, target="cuda") from exc
-    return _Compiled(module, kernel, rendered.name, max_threads, rendered.source)
+    from .local_sizes import sized_arrays
+
+    return _Compiled(module, kernel, rendered.name, max_threads, rendered.source,
+                     sized_arrays(rendered))
