@@ -18,7 +18,7 @@ from portakern.errors import KernelSyntaxError, LaunchError
 SOFTMAX = """
 @kernel void softmax(float* y, const float* x, long cols, long parts) {
     @localmem float scratch[parts * 2];
-    @localmem double stats[@groupsize(0) / @groupsize(0) + 1];
+    @localmem float stats[@groupsize(0) / @groupsize(0) + 1];
     long row = @index(Group, Linear);
     long l = @index(Local, Linear);
     float m = -FLT_MAX;
@@ -32,7 +32,7 @@ SOFTMAX = """
     }
     @synchronize();
     float s = 0.0f;
-    for (long c = l; c < cols; c += parts) s += exp(x[row * cols + c] - (float)stats[0]);
+    for (long c = l; c < cols; c += parts) s += exp(x[row * cols + c] - stats[0]);
     scratch[parts + l] = s;
     @synchronize();
     if (l == 0) {
@@ -42,7 +42,7 @@ SOFTMAX = """
     }
     @synchronize();
     for (long c = l; c < cols; c += parts)
-        y[row * cols + c] = exp(x[row * cols + c] - (float)stats[0]) / (float)stats[1];
+        y[row * cols + c] = exp(x[row * cols + c] - stats[0]) / stats[1];
 }
 """
 
