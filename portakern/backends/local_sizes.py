@@ -42,8 +42,9 @@ def sized_arrays(rendered: Any) -> tuple[SizedArray, ...]:
     in declaration order."""
     from ..types import TYPE_DTYPES
 
+    fact = getattr(rendered, "fact", None)  # the native runtime's stub has no facts
     out = []
-    for name, type_name, expr in rendered.fact("sized_local", ()):
+    for name, type_name, expr in fact("sized_local", ()) if fact else ():
         dtype = TYPE_DTYPES.get(type_name)
         if dtype is None:
             raise LaunchError(
