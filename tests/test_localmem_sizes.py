@@ -129,3 +129,27 @@ def test_constant_sizes_still_render_as_arrays():
     cuda, opencl = k.render("cuda"), k.render("opencl")
     assert "__shared__ float a[16];" in cuda and "extern __shared__" in cuda
     assert "__local float a[16];" in opencl and "__local uchar* pk_local" in opencl
+
+
+def test_debug_mode_runs_launch_sized_arrays(backend):
+    """Debug mode's checks of @localmem subscripts read the size the launch chose."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 19)).astype(np.float32)
+    got = _run(backend, pk.kernel(SOFTMAX, debug=True), x, 8)
+    np.testing.assert_allclose(got, _softmax(x), rtol=1e-5, atol=1e-6)
+
+
+def test_metal_sizes_are_template_constants():
+    """MLX cannot size threadgroup memory at launch: the count is a template constant."""
+    metal = pk.kernel(SOFTMAX).render("metal")
+    assert "threadgroup float scratch[pk_local_scratch];" in metal
+
+
+def test_portakern_check_passes_on_every_target(tmp_path):
+    """``portakern check`` compiles each target's rendering (Metal: the variant of one
+    element, standalone and as MLX wraps it), as for any kernel."""
+    from portakern.cli.main import main
+
+    path = tmp_path / "softmax.pk"
+    path.write_text(SOFTMAX, encoding="utf-8")
+    assert main(["check", str(path)]) == 0

@@ -100,4 +100,5 @@ def test_no_fact_is_written_into_the_source():
         bindings = (("T", "float"),) if k.parsed("c")[1].type_vars else ()
         r = k.variant("c", bindings, 2 if name == "matmul_tiled" else 1)
         assert "portakern group bound" not in r.source
-        assert dict(r.meta).keys() == {"arrays", "group_bound"}
+        assert dict(r.meta).keys() == {"arrays", "group_bound", "sized_local"}
+        assert dict(r.meta)["sized_local"] == ()  # constant sizes only

@@ -59,7 +59,6 @@ from ..errors import (
 )
 from ..syntax.vectors import VECTOR_TYPES
 from ..target_facts import mlx_renames, rename_identifiers
-from .local_sizes import local_bytes, sized_arrays, sized_counts
 from .mlx_writeback import copy_kernel, writeback_modes
 
 __all__ = [
@@ -218,10 +217,7 @@ class Program:
     #: The MLX kernel object, made at the first launch, and the factory that made it.
     mlx_kernel: Any = field(default=None, repr=False)
     mlx_factory: Any = field(default=None, repr=False)
-    #: The @localmem arrays sized at launch (:mod:`.local_sizes`): MLX cannot size
-    #: threadgroup memory at launch, so each count is a template constant
-    #: ``pk_local_<name>`` and each size a variant MLX compiles (docs/metal.md).
-    sized: tuple = ()
+    sized: tuple = ()  #: @localmem sized at launch (.local_sizes; set by backends.metal)
 
     @property
     def fused(self) -> tuple[int, ...]:
@@ -290,7 +286,7 @@ def build_program(rendered: Any, dialect: str, cast64: bool = False,
     return Program(dialect, name, rendered.name, header, source, tuple(inputs),
                    tuple(outputs), tuple(output_params), modes, params, rendered.ndim,
                    cast64, rendered.filename, getattr(rendered, "user_source", ""),
-                   dict(rendered.bindings), sized=sized_arrays(rendered))
+                   dict(rendered.bindings))
 
 
 # -- the source MLX compiles ----------------------------------------------------------------------
@@ -472,12 +468,12 @@ def _mlx_error(exc: Exception, program: Program, inputs: list, outputs: list) ->
 
 
 def launch(program: Program, factory: Any, args: list, global_size: tuple[int, ...],
-           local_size: tuple[int, ...], counter: Any) -> None:
+           local_size: tuple[int, ...], counter: Any, template: Any = None) -> None:
     """Launch ``program`` with MLX and rebind every written array into the caller's object.
 
     ``factory`` is ``mx.fast.metal_kernel`` or ``mx.fast.cuda_kernel``;
     ``counter.count(nbytes)`` is called once per whole-array copy. Nothing is
-    rebound unless MLX accepted the launch.
+    rebound unless MLX accepted the launch. ``template``: MLX's ``template=`` keyword.
     """
     mx = _mx()
     params = program.params
@@ -493,13 +489,12 @@ def launch(program: Program, factory: Any, args: list, global_size: tuple[int, .
                 f"same MLX array, and the kernel may write both; MLX arrays are updated by "
                 f"rebinding each written parameter to its own result, so pass two arrays")
     scalars = {i: _scalar(args[i], program, i) for i, p in enumerate(params) if not p.pointer}
-    template = _local_template(program, args, local_size, counter)
     copies: list[int] = []
     inputs: list = []
     outs: list = []
     try:
         results = _enqueue(program, factory, args, grid, threadgroup, scalars, copies,
-                           inputs, outs, template)
+                           inputs, outs, template or {})
         # Start the work now, as a launch on a stream would; the caller's later reads
         # of the rebound arrays wait for it.
         mx.async_eval(*(list(results.values()) or outs))
@@ -514,27 +509,9 @@ def launch(program: Program, factory: Any, args: list, global_size: tuple[int, .
         counter.count(nbytes)
 
 
-def _local_template(program: Program, args: list, local_size: tuple[int, ...],
-                    backend: Any) -> list:
-    """The template constants of a kernel's @localmem arrays sized at launch (their
-    counts for this launch), after the check against ``backend.limits.local_memory``."""
-    if not program.sized:
-        return []
-    if program.dialect != "metal":
-        raise LaunchError(
-            f"kernel {program.kernel_name!r} sizes @localmem at launch, which MLX's CUDA "
-            f"path (mx.fast.cuda_kernel) cannot run yet; use pk.CUDA() (dynamic shared "
-            f"memory) or give the array a constant size")
-    local_bytes(program.sized, args, local_size, backend.limits.local_memory,
-                program.kernel_name, repr(backend))
-    counts = sized_counts(program.sized, args, local_size)
-    return [(f"pk_local_{arr.name}", max(count, 1))
-            for arr, count in zip(program.sized, counts, strict=True)]
-
-
 def _enqueue(program: Program, factory: Any, args: list, grid: tuple[int, int, int],
              threadgroup: tuple[int, int, int], scalars: dict[int, Any], copies: list[int],
-             inputs: list, outs: list, template: list | None = None) -> dict[int, Any]:
+             inputs: list, outs: list, template: dict) -> dict[int, Any]:
     """Build the MLX inputs, call the kernel and the copies; return new values by parameter."""
     mx = _mx()
     params = program.params
@@ -592,10 +569,9 @@ def _enqueue(program: Program, factory: Any, args: list, grid: tuple[int, int, i
             output_shapes.append(tuple(views[index].shape))
             output_dtypes.append(views[index].dtype)
     copies.extend(views[i].nbytes for i in fused)
-    extra = {"template": template} if template else {}
     outs.extend(program.mlx_kernel(inputs=inputs, output_shapes=output_shapes,
                                    output_dtypes=output_dtypes, grid=grid,
-                                   threadgroup=threadgroup, stream=mx.gpu, **extra))
+                                   threadgroup=threadgroup, stream=mx.gpu, **template))
     results = {index: out for out, index in zip(outs, program.output_params, strict=True)
                if index >= 0}
     for spec, work in zip(program.inputs, inputs, strict=True):

@@ -48,6 +48,7 @@ from .cuda_support import (
     launch_config,
     type_name,
 )
+from .local_sizes import launch_bytes, sized_arrays
 
 __all__ = ["CUDA", "INSTALL_HINT", "launch_config", "nvrtc_options", "cuda_array_info",
            "reset_state"]
@@ -173,8 +174,7 @@ class _Compiled:
     def __init__(self, module: Any, kernel: Any, name: str, max_threads: int,
                  source: str, sized: tuple = ()) -> None:
         self.module = module
-        #: The @localmem arrays sized at launch (:mod:`.local_sizes`): dynamic shared memory.
-        self.sized = sized
+        self.sized = sized  # @localmem sized at launch: dynamic shared memory (.local_sizes)
         self.kernel = kernel
         self.name = name
         self.max_threads = max_threads
@@ -387,14 +387,8 @@ class CUDA(Backend):
     def launch(self, compiled: Any, args: list, global_size: tuple[int, ...],
                local_size: tuple[int, ...]) -> None:
         grid, block = launch_config(global_size, local_size, self.max_grid_sizes())
-        if getattr(compiled, "sized", ()):  # @localmem sized at launch: dynamic shared memory
-            from .local_sizes import local_bytes
-
-            shared = local_bytes(compiled.sized, args, local_size, self.limits.local_memory,
-                                 compiled.name, repr(self))
-            self._enqueue(compiled, grid, block, args, shared)
-        else:
-            self._enqueue(compiled, grid, block, args)
+        shared = launch_bytes(compiled, args, local_size, self)  # @localmem sized at launch
+        self._enqueue(compiled, grid, block, args, *(shared,) * bool(shared))
 
     def timed_launch(self, compiled: Any, args: list, global_size: tuple[int, ...],
                      local_size: tuple[int, ...]) -> Any:
@@ -425,10 +419,8 @@ class CUDA(Backend):
                 for n, a in enumerate(args):
                     if type(a) is ForeignArray:
                         args[n] = a.to_cupy(cp, self.device, stream)
-                if shared:
-                    compiled.kernel(grid, block, tuple(args), shared_mem=shared)
-                else:
-                    compiled.kernel(grid, block, tuple(args))
+                compiled.kernel(grid, block, tuple(args), **({"shared_mem": shared}
+                                                              if shared else {}))
         except _cuda_errors(cp) as exc:
             raise LaunchError(
                 f"CUDA launch of kernel {compiled.name!r} failed on {self!r} "
@@ -598,7 +590,5 @@ def _build(cp: Any, device: int, rendered: Any, options: tuple[str, ...]) -> _Co
             raise CompilationError(
                 f"CUDA could not load kernel {rendered.name!r} on device {device}: {exc}",
                 log=str(exc), source=rendered.source, target="cuda") from exc
-    from .local_sizes import sized_arrays
-
     return _Compiled(module, kernel, rendered.name, max_threads, rendered.source,
                      sized_arrays(rendered))

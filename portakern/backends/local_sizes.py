@@ -18,7 +18,8 @@ import numpy as np
 
 from ..errors import LaunchError
 
-__all__ = ["SizedArray", "local_bytes", "sized_arrays", "sized_counts"]
+__all__ = ["SizedArray", "checked_header", "launch_bytes", "local_bytes", "sized_arrays",
+           "sized_counts", "template_constants"]
 
 #: Each array starts at a multiple of this many bytes in the launch's one buffer (the
 #: lowering's offsets round the same way).
@@ -93,3 +94,39 @@ def local_bytes(arrays: tuple[SizedArray, ...], args: Any, local_size: tuple[int
             f"(backend.limits.local_memory); launch with smaller sizes or a smaller "
             f"workgroup")
     return total
+
+
+def launch_bytes(compiled: Any, args: Any, local_size: tuple[int, ...], backend: Any) -> int:
+    """The bytes of ``compiled``'s launch-sized arrays (its ``sized`` attribute) in this
+    launch, checked against ``backend.limits.local_memory``; 0 without such arrays."""
+    arrays = getattr(compiled, "sized", ())
+    if not arrays:
+        return 0
+    return local_bytes(arrays, args, local_size, backend.limits.local_memory, compiled.name,
+                       repr(backend))
+
+
+def template_constants(program: Any, args: Any, local_size: tuple[int, ...],
+                       backend: Any) -> list:
+    """MLX's ``template=`` for an MLX program's launch-sized arrays: each count as the
+    constant ``pk_local_<name>`` (MLX cannot size threadgroup memory at launch, so each
+    size is a variant MLX compiles), after the check against ``local_memory``."""
+    if not program.sized:
+        return []
+    if program.dialect != "metal":
+        raise LaunchError(
+            f"kernel {program.kernel_name!r} sizes @localmem at launch, which MLX's CUDA "
+            f"path (mx.fast.cuda_kernel) cannot run yet; use pk.CUDA() (dynamic shared "
+            f"memory) or give the array a constant size")
+    local_bytes(program.sized, args, local_size, backend.limits.local_memory,
+                program.kernel_name, repr(backend))
+    counts = sized_counts(program.sized, args, local_size)
+    return [(f"pk_local_{arr.name}", max(count, 1))
+            for arr, count in zip(program.sized, counts, strict=True)]
+
+
+def checked_header(header: str, arrays: tuple[SizedArray, ...]) -> str:
+    """An MLX header for a check of the source MLX would compile: each launch-sized count
+    bound to one element (the variant a check compiles)."""
+    return header + "".join(f"constexpr constant int pk_local_{a.name} = 1;\n"
+                            for a in arrays)
