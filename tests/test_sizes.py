@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import portakern as pk
-from portakern.errors import KernelSyntaxError, NDRangeError
+from portakern.errors import NDRangeError
 
 #: KernelAbstractions' shape: scratch memory sized by the workgroup size of the launcher.
 REVERSE = """
@@ -47,12 +47,15 @@ def test_one_variant_per_size_and_the_rendering_declares_it():
     assert "__launch_bounds__(16)" in s16.render("cuda", T="float")
 
 
-def test_without_a_size_the_error_names_both_ways_to_give_one():
+def test_without_a_size_the_array_is_sized_at_launch():
+    """No static size: ``@groupsize()`` in the size is read at launch (issue 25 item 2,
+    tests/test_localmem_sizes.py), so the launch's own workgroup size sizes ``s``."""
     k = pk.kernel(REVERSE)
     x = np.arange(64, dtype=np.float32)
-    with pytest.raises(KernelSyntaxError, match=r"give it to the launcher, "
-                       r"'kernel\(backend, workgroupsize=\.\.\.\)'"):
-        k(np.zeros_like(x), x, ndrange=x.shape)
+    y = np.zeros_like(x)
+    k(y, x, ndrange=x.shape, workgroupsize=16)
+    np.testing.assert_array_equal(y, _expected(x, 16))
+    assert "extern __shared__" in k.render("cuda", T="float")
 
 
 def test_another_size_at_launch_is_refused_naming_both():

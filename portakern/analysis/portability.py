@@ -34,6 +34,7 @@ from ..targets import (
     builtin_targets,
     target_info,
 )
+from .localmem_sizes import check_localmem_sizes
 
 __all__ = ["Issue", "METAL_RESERVED_WORDS", "OPENCL_RESERVED_WORDS", "SCANNED_TARGETS",
            "scan", "merge"]
@@ -88,6 +89,7 @@ def scan(module: Module, kernel: KernelDef, target: str,
     # Pointers are portable: portakern.lower.pointers infers their address spaces; a pointer
     # to a pointer is refused on every target.
     check_pointer_depth(kernel.body + module.helpers, filename)
+    check_localmem_sizes(module, kernel)
     reserved = info.reserved_words
     if reserved:
         # The message does not name the target: merge() lists every target lacking it.

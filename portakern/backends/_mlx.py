@@ -217,6 +217,7 @@ class Program:
     #: The MLX kernel object, made at the first launch, and the factory that made it.
     mlx_kernel: Any = field(default=None, repr=False)
     mlx_factory: Any = field(default=None, repr=False)
+    sized: tuple = ()  #: @localmem sized at launch (.local_sizes; set by backends.metal)
 
     @property
     def fused(self) -> tuple[int, ...]:
@@ -467,12 +468,12 @@ def _mlx_error(exc: Exception, program: Program, inputs: list, outputs: list) ->
 
 
 def launch(program: Program, factory: Any, args: list, global_size: tuple[int, ...],
-           local_size: tuple[int, ...], counter: Any) -> None:
+           local_size: tuple[int, ...], counter: Any, template: Any = None) -> None:
     """Launch ``program`` with MLX and rebind every written array into the caller's object.
 
     ``factory`` is ``mx.fast.metal_kernel`` or ``mx.fast.cuda_kernel``;
     ``counter.count(nbytes)`` is called once per whole-array copy. Nothing is
-    rebound unless MLX accepted the launch.
+    rebound unless MLX accepted the launch. ``template``: MLX's ``template=`` keyword.
     """
     mx = _mx()
     params = program.params
@@ -493,7 +494,7 @@ def launch(program: Program, factory: Any, args: list, global_size: tuple[int, .
     outs: list = []
     try:
         results = _enqueue(program, factory, args, grid, threadgroup, scalars, copies,
-                           inputs, outs)
+                           inputs, outs, template or {})
         # Start the work now, as a launch on a stream would; the caller's later reads
         # of the rebound arrays wait for it.
         mx.async_eval(*(list(results.values()) or outs))
@@ -510,7 +511,7 @@ def launch(program: Program, factory: Any, args: list, global_size: tuple[int, .
 
 def _enqueue(program: Program, factory: Any, args: list, grid: tuple[int, int, int],
              threadgroup: tuple[int, int, int], scalars: dict[int, Any], copies: list[int],
-             inputs: list, outs: list) -> dict[int, Any]:
+             inputs: list, outs: list, template: dict) -> dict[int, Any]:
     """Build the MLX inputs, call the kernel and the copies; return new values by parameter."""
     mx = _mx()
     params = program.params
@@ -570,7 +571,7 @@ def _enqueue(program: Program, factory: Any, args: list, grid: tuple[int, int, i
     copies.extend(views[i].nbytes for i in fused)
     outs.extend(program.mlx_kernel(inputs=inputs, output_shapes=output_shapes,
                                    output_dtypes=output_dtypes, grid=grid,
-                                   threadgroup=threadgroup, stream=mx.gpu))
+                                   threadgroup=threadgroup, stream=mx.gpu, **template))
     results = {index: out for out, index in zip(outs, program.output_params, strict=True)
                if index >= 0}
     for spec, work in zip(program.inputs, inputs, strict=True):

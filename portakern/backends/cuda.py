@@ -48,6 +48,7 @@ from .cuda_support import (
     launch_config,
     type_name,
 )
+from .local_sizes import launch_bytes, sized_arrays
 
 __all__ = ["CUDA", "INSTALL_HINT", "launch_config", "nvrtc_options", "cuda_array_info",
            "reset_state"]
@@ -173,11 +174,12 @@ def _device_of(array: Any) -> int | None:
 class _Compiled:
     """A loaded kernel of one device, with its limits."""
 
-    __slots__ = ("module", "kernel", "name", "max_threads", "source")
+    __slots__ = ("module", "kernel", "name", "max_threads", "source", "sized")
 
     def __init__(self, module: Any, kernel: Any, name: str, max_threads: int,
-                 source: str) -> None:
+                 source: str, sized: tuple = ()) -> None:
         self.module = module
+        self.sized = sized  # @localmem sized at launch: dynamic shared memory (.local_sizes)
         self.kernel = kernel
         self.name = name
         self.max_threads = max_threads
@@ -390,7 +392,8 @@ class CUDA(Backend):
     def launch(self, compiled: Any, args: list, global_size: tuple[int, ...],
                local_size: tuple[int, ...]) -> None:
         grid, block = launch_config(global_size, local_size, self.max_grid_sizes())
-        self._enqueue(compiled, grid, block, args)
+        shared = launch_bytes(compiled, args, local_size, self)  # @localmem sized at launch
+        self._enqueue(compiled, grid, block, args, *(shared,) * bool(shared))
 
     def timed_launch(self, compiled: Any, args: list, global_size: tuple[int, ...],
                      local_size: tuple[int, ...]) -> Any:
@@ -412,7 +415,8 @@ class CUDA(Backend):
 
         return elapsed
 
-    def _enqueue(self, compiled: Any, grid: tuple, block: tuple, args: list) -> None:
+    def _enqueue(self, compiled: Any, grid: tuple, block: tuple, args: list,
+                 shared: int = 0) -> None:
         cp = import_cupy()
         try:
             with cp.cuda.Device(self.device):
@@ -420,7 +424,8 @@ class CUDA(Backend):
                 for n, a in enumerate(args):
                     if type(a) is ForeignArray:
                         args[n] = a.to_cupy(cp, self.device, stream)
-                compiled.kernel(grid, block, tuple(args))
+                compiled.kernel(grid, block, tuple(args), **({"shared_mem": shared}
+                                                              if shared else {}))
         except _cuda_errors(cp) as exc:
             raise LaunchError(
                 f"CUDA launch of kernel {compiled.name!r} failed on {self!r} "
@@ -590,4 +595,5 @@ def _build(cp: Any, device: int, rendered: Any, options: tuple[str, ...]) -> _Co
             raise CompilationError(
                 f"CUDA could not load kernel {rendered.name!r} on device {device}: {exc}",
                 log=str(exc), source=rendered.source, target="cuda") from exc
-    return _Compiled(module, kernel, rendered.name, max_threads, rendered.source)
+    return _Compiled(module, kernel, rendered.name, max_threads, rendered.source,
+                     sized_arrays(rendered))

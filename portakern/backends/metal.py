@@ -35,6 +35,7 @@ from ..subprocesses import fork_safe_lock
 from . import _mlx
 from .base import ArrayInfo, Availability, Backend, Limits, default_instance
 from .cuda_support import CUDA_MAX_BLOCK, DEFAULT_MAX_GRID, launch_config
+from .local_sizes import checked_header, sized_arrays, template_constants
 from .mlx_optional import NULL
 
 __all__ = ["Metal", "MLXCUDA", "mlx_source", "mlx_uses_cuda"]
@@ -134,14 +135,19 @@ class _MLXBackend(Backend, abstract=True):
     # -- compile and launch -------------------------------------------------------------------
     def compile(self, rendered: Any) -> _mlx.Program:
         # MLX compiles at the first launch; this renders the kernel in MLX's shape.
-        return _mlx.build_program(rendered, self.target, cast64=self.float64 == "cast")
+        program = _mlx.build_program(rendered, self.target, cast64=self.float64 == "cast")
+        program.sized = sized_arrays(rendered)  # @localmem sized at launch
+        return program
 
     def _factory(self) -> Any:
         raise NotImplementedError
 
     def launch(self, compiled: Any, args: list, global_size: tuple[int, ...],
                local_size: tuple[int, ...]) -> None:
-        _mlx.launch(compiled, self._factory(), args, global_size, local_size, self)
+        # @localmem sized at launch: each count a template constant (a variant per size).
+        template = template_constants(compiled, args, local_size, self)
+        _mlx.launch(compiled, self._factory(), args, global_size, local_size, self,
+                    {"template": template} if template else None)
 
     def max_workgroup_size(self, compiled: Any) -> int:
         # MLX checks the pipeline's own limit when it runs the kernel.
@@ -328,4 +334,6 @@ def mlx_source(rendered: Any, *, float64: str = "error",
     """
     dialect = "cuda" if rendered.target == "cuda" else "metal"
     program = _mlx.build_program(rendered, dialect, cast64=float64 == "cast")
+    # @localmem sized at launch: the check compiles the variant of one element.
+    program.header = checked_header(program.header, sized_arrays(rendered))
     return _mlx.translation_unit(program, shapes=shapes, **wrap)

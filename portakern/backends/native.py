@@ -197,6 +197,11 @@ class NativeCPU(NumPyArrays, Backend):
             return
         compiled.warm = None
         n = compiled.nparams
+        if compiled.sized:
+            from .local_sizes import local_bytes
+
+            local_bytes(compiled.sized, args, local_size, self.limits.local_memory,
+                        compiled.name, "the native path's thread stack")
         last = compiled.last
         if last is None:
             last = compiled.last = argument_block(compiled, args)

@@ -228,7 +228,7 @@ class Compiled:
     """
 
     __slots__ = ("fn", "lib", "source", "nparams", "scalars", "last", "geoms", "geom", "warm",
-                 "path", "name", "arrays", "bound", "__weakref__")
+                 "path", "name", "arrays", "bound", "sized", "__weakref__")
 
     def __init__(self, lib: Any, rendered: Any, path: str,
                  entry_points: tuple[str, ...] = KERNEL_ENTRY_POINTS) -> None:
@@ -260,6 +260,10 @@ class Compiled:
         #: The last launch, for a relaunch with the same objects (see NativeCPU.launch).
         self.warm: tuple | None = None
         self.name = rendered.name
+        from .local_sizes import sized_arrays
+
+        #: The @localmem arrays sized at launch (checked per launch: NativeCPU.launch).
+        self.sized = sized_arrays(rendered)
         #: The fixed-size arrays the kernel puts on a thread's stack (checked per geometry).
         self.arrays: list = []
         #: The most elements of an array the kernel declares, None if unknown or it

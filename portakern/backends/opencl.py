@@ -24,7 +24,7 @@ from .cpu_paths import cpu_mode, hosted_native, native_backend
 from .host import NumPyArrays, same_args
 from .limits import both_paths, opencl_limits
 from .opencl_host import host_buffers, sync_host, writes_reach_host
-from .opencl_programs import Compiled, build_program, check_stack_use
+from .opencl_programs import Compiled, build_program, check_stack_use, local_memory
 
 __all__ = ["OpenCL", "CPU", "cpu_install_hint"]
 
@@ -192,9 +192,11 @@ class OpenCL(Backend):
         if _FORKED and "pocl" in self.device.platform.name.lower():
             raise LaunchError(_FORKED[0])
         try:
+            local = local_memory(cl, compiled, args, local_size, self.limits.local_memory,
+                                 repr(self)) if compiled.sized else ()
             with compiled.lock:
                 compiled.last = None  # CPU.launch's record no longer describes the arguments
-                kernel.set_args(*args)
+                kernel.set_args(*args, *local)
                 event = cl.enqueue_nd_range_kernel(self.queue, kernel, global_size, local_size)
             if self.synchronous:
                 event.wait()
@@ -463,7 +465,13 @@ class CPU(NumPyArrays, OpenCL):
                 last = compiled.last
                 if compiled.checked is None or local_size not in compiled.checked:
                     check_stack_use(compiled, local_size, self.device)
-                if last is None or not same_args(last, args):
+                if compiled.sized:  # its __local buffer's size follows the arguments
+                    local = local_memory(cl, compiled, args, local_size,
+                                         OpenCL.limits.fget(self).local_memory, "PoCL")
+                    compiled.last = None
+                    host_buffers(cl, self.context, args, compiled)
+                    kernel.set_args(*args, *local)
+                elif last is None or not same_args(last, args):
                     compiled.last = None  # until set_args has succeeded
                     record = host_buffers(cl, self.context, args, compiled)
                     kernel.set_args(*args)

@@ -10,15 +10,16 @@ import numpy as np
 from .. import log
 from ..subprocesses import fork_safe_lock
 from .host import stack_arrays
+from .local_sizes import local_bytes, sized_arrays
 
-__all__ = ["Compiled", "build_program", "check_stack_use"]
+__all__ = ["Compiled", "build_program", "check_stack_use", "local_memory"]
 
 
 class Compiled:
     """A built program's kernel, with its scalar dtypes fixed once."""
 
     __slots__ = ("kernel", "program", "max_wg", "source", "lock", "last", "name", "checked",
-                 "arrays", "__weakref__")
+                 "arrays", "sized", "__weakref__")
 
     def __init__(self, program: Any, kernel: Any, max_wg: int, source: str,
                  arrays: tuple = ()) -> None:
@@ -36,6 +37,9 @@ class Compiled:
         self.name = kernel.function_name
         #: CPU(): the workgroup sizes whose stack need has been checked (see check_stack_use).
         self.checked: set | None = None
+        #: The @localmem arrays sized at launch (:mod:`.local_sizes`): the kernel's last
+        #: argument is their __local buffer.
+        self.sized: tuple = ()
 
 
 def build_program(cl: Any, context: Any, device: Any, rendered: Any,
@@ -72,10 +76,24 @@ def _finish(cl: Any, program: Any, device: Any, rendered: Any) -> Compiled:
     kernel = cl.Kernel(program, rendered.name)
     # Typed scalars let PyOpenCL pack arguments in ~0.5 us; untyped, each NumPy
     # scalar costs ~7 us in set_args, more than the rest of a launch.
-    kernel.set_scalar_arg_dtypes(_scalar_dtypes(rendered))
+    sized = sized_arrays(rendered)
+    # A kernel with @localmem sized at launch takes its __local buffer last.
+    kernel.set_scalar_arg_dtypes(_scalar_dtypes(rendered) + [None] * bool(sized))
     max_wg = kernel.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE, device)
-    return Compiled(program, kernel, int(max_wg), rendered.source,
-                    stack_arrays(rendered.fact("arrays", ())))
+    compiled = Compiled(program, kernel, int(max_wg), rendered.source,
+                        stack_arrays(rendered.fact("arrays", ())))
+    compiled.sized = sized
+    return compiled
+
+
+def local_memory(cl: Any, compiled: Compiled, args: list, local_size: tuple[int, ...],
+                 limit: int, device: str) -> list:
+    """The ``pyopencl.LocalMemory`` argument of a kernel with @localmem arrays sized at
+    launch (checked against ``limit``), else nothing."""
+    if not compiled.sized:
+        return []
+    nbytes = local_bytes(compiled.sized, args, local_size, limit, compiled.name, device)
+    return [cl.LocalMemory(max(nbytes, 1))]
 
 
 def _scalar_dtypes(rendered: Any) -> list:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import re
 import sys
 import types
 from collections.abc import Iterator
@@ -379,7 +380,7 @@ class RawKernel:
         std = next((o for o in self.options if o.startswith("-std=")), "-std=c++17")
         # NVRTC's --fmad=false (@kernel(contract=false)) is g++'s -ffp-contract=off.
         fmad = ("-ffp-contract=off",) if "--fmad=false" in self.options else ()
-        source = f"{self.code}\nPK_EMU_CUDA_ENTRY({self.name})\n"
+        source = f"{_dynamic_shared(self.code)}\nPK_EMU_CUDA_ENTRY({self.name})\n"
         unit = Unit(source, f"{self.name}.cu", gxx,
                     (std, "-O1", "-x", "c++", "-w", "-I", str(INCLUDE),
                      "-include", "pk_cuda_emu.hpp", *fmad))
@@ -412,6 +413,15 @@ class RawKernel:
         if 0 in grid3 or 0 in block3:
             raise CUDADriverError("CUDA_ERROR_INVALID_VALUE: invalid argument (a zero "
                                   "grid or block dimension)")
+        if shared_mem > SHARED_PER_BLOCK:
+            raise CUDADriverError(
+                f"CUDA_ERROR_INVALID_VALUE: invalid argument (shared_mem={shared_mem} bytes "
+                f"of dynamic shared memory: at most {SHARED_PER_BLOCK} per block)")
+        # Dynamic shared memory: one buffer for the launch (blocks run one at a time).
+        dynamic = np.empty(max(int(shared_mem), 1) + 16, np.uint8)
+        start = dynamic.ctypes.data + (-dynamic.ctypes.data) % 16
+        ctypes.c_void_p.in_dll(self._lib.lib, "pk_emu_dynamic_shared").value = start
+        ctypes.c_ulong.in_dll(self._lib.lib, "pk_emu_dynamic_bytes").value = int(shared_mem)
         try:
             self._lib.launch(grid3, block3, values, self.name)
         except RuntimeError as exc:
@@ -489,3 +499,19 @@ def installed() -> Iterator[types.ModuleType]:
             else:
                 sys.modules[name] = mod
         cuda_backend.reset_state()
+
+
+#: CUDA's dynamic shared memory per block without an opt-in (cudaFuncSetAttribute).
+SHARED_PER_BLOCK = 48 * 1024
+
+_EXTERN_SHARED = re.compile(
+    r"extern\s+__shared__\s+(?:__align__\s*\(\s*\d+\s*\)\s+)?([A-Za-z_][\w\s]*?)\s+"
+    r"([A-Za-z_]\w*)\s*\[\s*\]\s*;")
+
+
+def _dynamic_shared(code: str) -> str:
+    """``code`` with each ``extern __shared__ T a[];`` a pointer to the launch's buffer of
+    dynamic shared memory (what NVRTC's linker does, for g++)."""
+    return _EXTERN_SHARED.sub(
+        lambda m: f"{m.group(1)}* const {m.group(2)} = ({m.group(1)}*)pk_emu_dynamic_shared;",
+        code)

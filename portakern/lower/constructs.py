@@ -14,6 +14,7 @@ import re
 from functools import cached_property
 from typing import Any
 
+from ..analysis.localmem_sizes import size_message
 from ..errors import NDRangeError
 from ..syntax.language import (
     KernelDef,
@@ -187,6 +188,9 @@ class ConstructLowering:
                 close += 1
             dims.append(decl[n + 1:close - 1])
             n = close
+        scalars = {p.name: k for k, p in enumerate(self.k.params)
+                   if not p.pointer and not p.axes}
+        launch_sized: list[Token] = []  # what a size reads that only the launch knows
         for dim in dims:
             if not dim:
                 raise self.smap.error_at("@localmem sizes cannot be empty", name_tok)
@@ -197,9 +201,33 @@ class ConstructLowering:
                     continue
                 if s.kind == "id" and s.text in self.macros:
                     continue
+                if s.kind == "at" and s.text == "@groupsize" or s.kind == "id" \
+                        and s.text in scalars:
+                    launch_sized.append(s)
+                    continue
+                raise self.smap.error_at(size_message(s.text), s)
+        if launch_sized:
+            if len(dims) != 1:
+                s = launch_sized[0]
                 raise self.smap.error_at(
-                    f"@localmem size must be a compile-time constant, and {s.text!r} is not; "
-                    f"use a literal, a #define, or a Jinja constant such as {{{{ TILE }}}}", s)
+                    f"@localmem {name_tok.text!r} has a size read at launch ({s.text!r}): "
+                    f"only a one-dimensional array may be sized at launch "
+                    f"('@localmem T buf[rows * cols];'); give the other sizes as constants, "
+                    f"or declare a workgroup size, '@kernel(workgroupsize=...)'", s)
+            count, expr = self._launch_size(dims[0], scalars)
+            self.local_dims[name_tok.text] = [[Gen("(")] + count + [Gen(")")]]
+            # Where the array starts in the launch's one buffer of workgroup memory (CUDA's
+            # dynamic shared memory, OpenCL's __local argument): after the arrays before
+            # it, each rounded up to 16 bytes.
+            offset: list = [Gen("0")]
+            for before in self.localmem:
+                if before and isinstance(before[0], Call) and before[0].macro == "localmem_sized":
+                    b_type, _, b_count, _, b_offset = before[0].args
+                    offset = [Gen("("), *b_offset, Gen(" + ((size_t)("), *b_count,
+                              Gen(") * sizeof("), *spaced(b_type), Gen(") + 15) / 16 * 16)")]
+            self.localmem.append([Call("localmem_sized", (
+                list(type_toks), name_tok.text, count, expr, offset), t.line)])
+            return j + 1
         dim_parts: list = []
         for dim in dims:
             dim_parts.append([Gen("[")] + spaced(dim) + [Gen("]")])
@@ -208,6 +236,42 @@ class ConstructLowering:
         self.localmem.append([Call("localmem", (list(type_toks), name_tok.text,
                                                 [p for d in dim_parts for p in d]), t.line)])
         return j + 1
+
+    def _launch_size(self, dim: list[Token], scalars: dict[str, int]) -> tuple[list, str]:
+        """A size read at launch: its C parts, and the same as a Python expression of
+        ``a`` (the launch arguments) and ``g`` (the workgroup size, hardware order) that
+        the backends evaluate before launch (:mod:`portakern.backends.local_sizes`)."""
+        parts: list = []
+        expr: list[str] = []
+        n = 0
+        while n < len(dim):
+            s = dim[n]
+            if s.kind == "at":  # @groupsize(d) or @groupsize(), not declared
+                close = n + 1
+                while close < len(dim) and not dim[close].is_punct(")"):
+                    close += 1
+                inner = [Token(x.kind, x.text, x.line, x.col) for x in dim[n + 2:close]]
+                parts += [Gen("(")] + self.do_size("@groupsize", [inner] if inner else [], s) \
+                    + [Gen(")")]
+                axes = [self.hw(int(inner[0].text))] if inner else \
+                    [self.hw(d) for d in range(self.ndim)]
+                expr.append("(" + " * ".join(f"g[{a}]" for a in axes or [0]) + ")")
+                n = close + 1
+                continue
+            parts.append(s)
+            if s.kind == "id" and s.text in scalars:
+                expr.append(f"int(a[{scalars[s.text]}])")
+            elif s.kind == "id":
+                raise self.smap.error_at(
+                    f"@localmem size read at launch cannot use the #define {s.text!r}: the "
+                    f"launch computes it; use a Jinja constant ({{{{ {s.text} }}}}) or a "
+                    f"literal", s)
+            elif s.kind == "num":
+                expr.append(str(int(s.text.rstrip("uUlL"), 0)))
+            else:
+                expr.append("//" if s.text == "/" else s.text)
+            n += 1
+        return spaced(parts), " ".join(expr)
 
     def do_groups(self, args: list[list[Token]], t: Token) -> list:
         """``@groups(d)``: the number of workgroups along axis ``d``; ``@groups()``: in all."""
@@ -255,7 +319,8 @@ class ConstructLowering:
         return close + 1
 
     def constant_groupsizes(self, decl: list[Token]) -> list[Token]:
-        """``@groupsize(d)`` / ``@groupsize()`` in a ``@localmem`` size -> the declared size."""
+        """``@groupsize(d)`` / ``@groupsize()`` in a ``@localmem`` size -> the declared size
+        (without one, the size is read at launch: :meth:`do_localmem`)."""
         out: list[Token] = []
         n = 0
         while n < len(decl):
@@ -265,11 +330,9 @@ class ConstructLowering:
                 n += 1
                 continue
             if self.declared is None:
-                raise self.smap.error_at(
-                    f"@groupsize in a @localmem size needs a workgroup size known when it "
-                    f"compiles: declare one, '@kernel(workgroupsize=...) void "
-                    f"{self.k.name}(...)', or give it to the launcher, "
-                    f"'kernel(backend, workgroupsize=...)'", t)
+                out.append(t)  # a size read at launch (do_localmem)
+                n += 1
+                continue
             close = n + 1
             if close < len(decl) and decl[close].is_punct("("):
                 while close < len(decl) and not decl[close].is_punct(")"):

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from ..syntax.parts import Call, Gen
 from ..syntax.tokens import Token
 
-__all__ = ["ArrayFact", "declared_arrays"]
+__all__ = ["ArrayFact", "declared_arrays", "sized_local"]
 
 #: ``(name, bytes, per work-item, @localmem)``: plain data, as the disk cache keeps it.
 ArrayFact = tuple[str, int, bool, bool]
@@ -175,4 +175,18 @@ def declared_arrays(localmem: Iterable[list], parts: Iterable[list],
             continue
         shown = name[len("pk_priv_"):] if name.startswith("pk_priv_") else name
         out.append((shown, total, per_item, local))
+    return tuple(out)
+
+
+def sized_local(localmem: list, bindings: dict) -> tuple:
+    """The ``@localmem`` arrays sized at launch (:meth:`portakern.lower.constructs.
+    ConstructLowering.do_localmem`), each ``(name, element type, count)``: the type with
+    the type variables bound, the count a Python expression of the launch arguments ``a``
+    and the workgroup size ``g`` (:mod:`portakern.backends.local_sizes` reads it)."""
+    out = []
+    for decl in localmem:
+        if decl and isinstance(decl[0], Call) and decl[0].macro == "localmem_sized":
+            type_toks, name, _count, expr, _offset = decl[0].args
+            type_name = " ".join(t.text for t in type_toks)
+            out.append((name, bindings.get(type_name, type_name), expr))
     return tuple(out)

@@ -311,7 +311,7 @@ def render_lowered(lowered: LoweredKernel, module_helpers: object, target: str,
         # not to the last helper line: a compiler error there must not blame a helper.
         helpers += f"\n#line {lowered.line} {emitter.quoted}"
     body = emitter.emit(body_parts)
-    from ..lower.stack_facts import declared_arrays
+    from ..lower.stack_facts import declared_arrays, sized_local
 
     # The collectives' own buffers are declared by the target's macros: each declaration
     # and its fact leave the emitter together.
@@ -340,7 +340,8 @@ def render_lowered(lowered: LoweredKernel, module_helpers: object, target: str,
             ("contract", lowered.contract),
             # A helper may include the header itself.
             ("uses_half", uses_half or "cuda_fp16" in names),
-            ("mlx_renames", _mlx_renames(lowered, names)))
+            ("mlx_renames", _mlx_renames(lowered, names)),
+            ("sized_local", sized_local(lowered.localmem, bindings)))
     variables = dict(
         pk=macros,
         kernel=lowered,

@@ -27,6 +27,9 @@ extern "C" void pk_emu_fault(const char* fmt, ...);
 // poisons the section before each block.
 #define __shared__ __attribute__((section("pk_shared"))) static
 #define __constant__ static
+// Dynamic shared memory: portakern.emulate.cupy turns `extern __shared__ T a[];` into a
+// pointer to this buffer, which each launch sizes by its shared_mem.
+extern "C" unsigned char* pk_emu_dynamic_shared;
 
 struct uint3 { unsigned int x, y, z; };
 // CUDA's vector types (vector_types.h): aggregates with CUDA's alignment and no operators

@@ -36,6 +36,13 @@
 extern "C" void pk_emu_body(void** args, const unsigned* ids);
 extern "C" char __start_pk_shared[] __attribute__((weak));
 extern "C" char __stop_pk_shared[] __attribute__((weak));
+// Dynamic shared memory (CUDA's `extern __shared__ T a[];`, sized by the launch's
+// shared_mem): the host sets the launch's buffer before it (portakern.emulate.cupy);
+// poisoned before each block like the section.
+extern "C" {
+unsigned char* pk_emu_dynamic_shared = nullptr;
+unsigned long pk_emu_dynamic_bytes = 0;
+}
 
 namespace {
 
@@ -214,6 +221,7 @@ void start_block(void* arg) {
     L->active = active;
     if (+__start_pk_shared && +__stop_pk_shared > +__start_pk_shared)
         std::memset(__start_pk_shared, 0xFF, __stop_pk_shared - __start_pk_shared);
+    if (pk_emu_dynamic_shared) std::memset(pk_emu_dynamic_shared, 0xFF, pk_emu_dynamic_bytes);
 }
 
 void* worker(void* arg) {
