@@ -118,7 +118,6 @@ def check(record: np.ndarray, kernel: str, params: list, ndim: int, filename: st
                                    line, text, dimension, message=message)
         name = localmem[k] if k < len(localmem) else f"@localmem #{k}"
         from ..lower.initcheck import INITCHECK_DIMENSION
-
         from ..lower.racecheck import RACE_DIMENSION
 
         if dimension == RACE_DIMENSION:
@@ -153,8 +152,10 @@ def _race(record: np.ndarray, kernel: str, name: str, index: int, extent: int,
     other: tuple[int, ...] | None = None
     if work_item is not None and workgroup:
         local = np.unravel_index(other_lid, workgroup)
-        other = tuple(int(g) // w * w + int(o) for g, w, o in zip(work_item, workgroup, local))
-    who = f"work-item {other}" if other is not None else f"the work-item of local index {other_lid}"
+        other = tuple(int(g) // w * w + int(o)
+                      for g, w, o in zip(work_item, workgroup, local, strict=True))
+    who = (f"work-item {other}" if other is not None
+           else f"the work-item of local index {other_lid}")
     message = (f"kernel {kernel!r}: race on element {index} of @localmem array {name!r} "
                f"({extent} elements): {who} {'wrote' if other_wrote else 'read'} it at "
                f"{filename}:{other_line} and work-item {work_item} "

@@ -33,10 +33,10 @@ On OpenCL (PoCL) the shadows are ``@localmem`` arrays of their own
 from __future__ import annotations
 
 from ..syntax.language import Token
-from .racecheck import RACE_DIMENSION
 from ..syntax.parts import Call, Gen
 from ..syntax.parts import is_tok as _is_tok
 from ..syntax.parts import match_items as _match_items
+from .racecheck import RACE_DIMENSION
 
 __all__ = ["INITCHECK_DIMENSION", "check_reads", "group_shadows", "shadows"]
 

@@ -248,7 +248,6 @@ def lower_kernel(kernel: KernelDef, module: Module, ndim: int, *,
                                 inside_item=not lockstep)
         if lockstep:  # the group runs once here: its @localmem reads are initchecked
             from .initcheck import check_reads, shadows
-
             from .racecheck import bump_epochs
 
             decls, have = shadows(lw.local_dims, race=True)
