@@ -464,3 +464,90 @@ def test_initcheck_stays_quiet_when_every_read_element_was_written(cpu_path):
     for target in ("c", "opencl"):
         assert "pk_w_t" in k.render(target, ndim=1)
     assert "pk_w_t" not in k.render("cuda", ndim=1)            # not on the GPU dialects yet
+
+
+# ------------------------------------------- debug mode: racecheck on the native path and PoCL
+
+_RACE = """
+@kernel void race(float* y, const float* x) {{
+    @localmem float t[8];
+    const long l = @index(Local, Linear);
+    const long i = @index(Global, Linear);
+    t[l] = x[i];
+    @synchronize();
+    {body}
+}}"""
+
+
+@pytest.mark.parametrize("body, element, first, second, items", [
+    # item 0 reads t[1] (a reader mark), then item 1 writes it
+    ("t[l] = 2.0f * t[l];\n    y[i] = t[(l + 1) % 8];", 1, ("y[i] = t[(l", False),
+     ("t[l] = 2.0f", True), (0, 1)),
+    # item 0 writes t[0]; item 1 reads it
+    ("if (l == 0) t[0] = 5.0f;\n    y[i] = t[0];", 0, ("t[0] = 5.0f", True), ("y[i] = t[0]", False),
+     (0, 1)),
+    # every item writes t[3]
+    ("t[3] = (float)l;", 3, ("t[3] =", True), ("t[3] =", True), (0, 1)),
+    # a compound update of a slot two items share
+    ("t[l / 2] += 1.0f;", 0, ("t[l / 2]", True), ("t[l / 2]", True), (0, 1)),
+], ids=["read-then-write", "write-then-read", "write-write", "update"])
+def test_racecheck_names_both_accesses(cpu_path, body, element, first, second, items):
+    source = _RACE.format(body=body)
+    k = pk.kernel(source, debug=True)
+    with pytest.raises(pk.KernelFaultError) as info:
+        k(np.zeros(8, np.float32), np.ones(8, np.float32), ndrange=8, workgroupsize=8)
+    err = info.value   # one group: its items run in order on both paths
+    assert (err.parameter, err.index, err.extent) == ("t", element, 8)
+    assert (err.other_work_item, err.work_item) == ((items[0],), (items[1],))
+    assert (err.other_lineno, err.lineno) == (_line(source, first[0]), _line(source, second[0]))
+    message = str(err)
+    assert "race on element" in message and "no @synchronize() between" in message
+    assert f"work-item ({items[0]},) {'wrote' if first[1] else 'read'}" in message
+    assert f"work-item ({items[1]},) {'wrote' if second[1] else 'read'}" in message
+
+
+def test_racecheck_names_the_other_work_item_of_a_2d_group(cpu_path):
+    source = """
+@kernel void race2(float* y) {
+    @localmem float t[2][4];
+    auto [r, c] = @index(Local, NTuple);
+    auto [gr, gc] = @index(Group, NTuple);
+    const bool last = gr == 1 && gc == 1;
+    t[r][c] = 1.0f;
+    @synchronize();
+    t[r][c] = 2.0f;
+    y[@index(Global, Linear)] = last ? t[1 - r][c] : t[r][c];
+}"""
+    k = pk.kernel(source, debug=True)
+    with pytest.raises(pk.KernelFaultError) as info:
+        k(np.zeros((4, 8), np.float32), ndrange=(4, 8), workgroupsize=(2, 4))
+    err = info.value
+    # in group (1, 1), item (2, 4) reads t[1][0]; then item (3, 4) writes it
+    assert (err.parameter, err.index, err.extent) == ("t", 4, 8)
+    assert (err.other_work_item, err.work_item) == ((2, 4), (3, 4))
+    assert (err.other_lineno, err.lineno) == (_line(source, "? t[1 - r]"), _line(source, "t[r][c] = 2"))
+
+
+@pytest.mark.parametrize("body", [
+    # each barrier starts a new epoch, inside a loop too
+    "for (long s = 4; s > 0; s /= 2) {\n        if (l < s) t[l] += t[l + s];\n"
+    "        @synchronize();\n    }\n    y[i] = t[0];",
+    # atomics are excepted
+    "if (l > 0) @atomic_add(&t[0], 1.0f);\n    @synchronize();\n    y[i] = t[0];",
+    # one item's own element, read and written
+    "t[l] = t[l] + 1.0f;\n    y[i] = t[l];",
+], ids=["tree-reduction", "atomics", "own-element"])
+def test_racecheck_stays_quiet_without_a_race(cpu_path, body):
+    k = pk.kernel(_RACE.format(body=body), debug=True)
+    y, x = np.zeros(16, np.float32), np.arange(16, dtype=np.float32)
+    k(y, x, ndrange=16, workgroupsize=8)
+    groups = x.reshape(2, 8)
+    if "s /= 2" in body:
+        want = np.repeat(groups.sum(axis=1), 8)
+    elif "atomic" in body:
+        want = np.repeat(groups[:, 0] + 7, 8)
+    else:
+        want = x + 1
+    assert np.array_equal(y, want)
+    assert "pk_rcs_t" in k.render("c", ndim=1) and "pk_rcs_t" in k.render("opencl", ndim=1)
+    assert "pk_rcs_t" not in pk.kernel(_RACE.format(body=body)).render("c", ndim=1)

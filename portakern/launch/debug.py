@@ -16,8 +16,11 @@ the launcher passes like any other array, laid out as
                       + d)`` for axis ``d`` of the N-d array argument ``k``), index, extent,
                       source line, and the work-item's global index per ndrange
                       axis (-1: none)
-``[8]`` .. ``[15]``   the spare slot a faulting access reads or writes instead
-                      of memory outside its array
+``[8]`` .. ``[11]``   the spare slot a faulting access reads or writes instead
+                      of memory outside its array (up to 32 bytes)
+``[12]`` .. ``[15]``  for a race (:mod:`~portakern.lower.racecheck`): the other
+                      access's line, its work-item's local linear index, whether
+                      it wrote, whether the faulting access wrote
 ``[16 + k]``          the number of elements of argument ``k`` (arrays only)
 ====================  ==========================================================
 
@@ -72,12 +75,15 @@ def new_record(params: list, shapes: dict[int, tuple[int, ...]]) -> np.ndarray:
 
 
 def check(record: np.ndarray, kernel: str, params: list, ndim: int, filename: str,
-          source: str, localmem: Sequence[str] = (), private: Sequence[str] = ()) -> None:
+          source: str, localmem: Sequence[str] = (), private: Sequence[str] = (),
+          workgroup: tuple[int, ...] | None = None) -> None:
     """Raise :class:`KernelFaultError` if ``record`` (read back after a launch) holds a fault.
 
     ``localmem`` names the kernel's ``@localmem`` arrays in order (a negative argument
     code ``-1 - (16 * k + d)`` stands for dimension ``d`` of the ``k``-th), then
-    ``private`` its checked private arrays (``k`` counts on past the ``@localmem`` ones).
+    ``private`` its checked private arrays (``k`` counts on past the ``@localmem`` ones);
+    ``workgroup`` is the launch's, per ndrange axis (a race names the other work-item by
+    its local index in the record).
     """
     if not int(record[0]):
         return
@@ -112,7 +118,11 @@ def check(record: np.ndarray, kernel: str, params: list, ndim: int, filename: st
                                    line, text, dimension, message=message)
         name = localmem[k] if k < len(localmem) else f"@localmem #{k}"
         from ..lower.initcheck import INITCHECK_DIMENSION
+        from ..lower.racecheck import RACE_DIMENSION
 
+        if dimension == RACE_DIMENSION:
+            raise _race(record, kernel, name, index, extent, work_item, workgroup, filename,
+                        line, lines)
         if dimension == INITCHECK_DIMENSION:
             item = (f"work-item {work_item}" if work_item is not None
                     else "the code that runs once per workgroup")
@@ -131,6 +141,35 @@ def check(record: np.ndarray, kernel: str, params: list, ndim: int, filename: st
     name = params[argument].name if argument < len(params) else f"#{argument}"
     raise KernelFaultError(kernel, name, argument, index, extent, work_item, filename, line,
                            text)
+
+
+def _race(record: np.ndarray, kernel: str, name: str, index: int, extent: int,
+          work_item: tuple[int, ...] | None, workgroup: tuple[int, ...] | None,
+          filename: str, line: int, lines: list[str]) -> KernelFaultError:
+    """The fault for a race (:mod:`portakern.lower.racecheck`): the other access's line,
+    work-item and kind are in the record's ``[12]`` .. ``[15]``."""
+    other_line, other_lid, other_wrote, wrote = (int(v) for v in record[12:16])
+    other: tuple[int, ...] | None = None
+    if work_item is not None and workgroup:
+        local = np.unravel_index(other_lid, workgroup)
+        other = tuple(int(g) // w * w + int(o)
+                      for g, w, o in zip(work_item, workgroup, local, strict=True))
+    who = (f"work-item {other}" if other is not None
+           else f"the work-item of local index {other_lid}")
+    message = (f"kernel {kernel!r}: race on element {index} of @localmem array {name!r} "
+               f"({extent} elements): {who} {'wrote' if other_wrote else 'read'} it at "
+               f"{filename}:{other_line} and work-item {work_item} "
+               f"{'wrote' if wrote else 'read'} it at {filename}:{line}, with no "
+               f"@synchronize() between. Put a @synchronize() between the two accesses (every "
+               f"work-item of the group must reach it), or use an @atomic_* operation")
+    for n in (other_line, line):
+        if 0 < n <= len(lines):
+            message += f"\n    {n} | {lines[n - 1].strip()}"
+    text = lines[line - 1] if 0 < line <= len(lines) else None
+    err = KernelFaultError(kernel, name, None, index, extent, work_item, filename, line,
+                           text, None, message=message)
+    err.other_lineno, err.other_work_item = other_line, other
+    return err
 
 
 def record_handle(backend: Any, record: np.ndarray) -> tuple[Any, Any]:
@@ -162,7 +201,7 @@ def launch_checked(backend: Any, kernel: Any, kdef: Any, compiled: Any, launch_a
     if int(record[0]) and int(record[1]) < 0:
         private = list(debug_targets(kdef, kernel.parsed(backend.target)[0])[1])
     check(record, kdef.name, kdef.params, len(sizes), template.filename, template.source,
-          localmem_names(kdef), private)
+          localmem_names(kdef), private, tuple(local_size)[:len(sizes)][::-1])
 
 
 def rebuild_kernel(kernel_class: type, source: str, name: str | None, filename: str,

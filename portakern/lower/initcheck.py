@@ -36,11 +36,13 @@ from ..syntax.language import Token
 from ..syntax.parts import Call, Gen
 from ..syntax.parts import is_tok as _is_tok
 from ..syntax.parts import match_items as _match_items
+from .racecheck import RACE_DIMENSION
 
 __all__ = ["INITCHECK_DIMENSION", "check_reads", "group_shadows", "shadows"]
 
 #: The dimension field of a fault code that marks an uninitialised read.
 INITCHECK_DIMENSION = 15
+_SPLIT_ASSIGN = ("+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>")
 _ASSIGN = frozenset({"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="})
 
 
@@ -56,10 +58,12 @@ def _text(dim: list) -> str | None:
     return " ".join(out)
 
 
-def shadows(local_dims: dict[str, list[list]]) -> tuple[list, dict[str, int]]:
+def shadows(local_dims: dict[str, list[list]], *, race: bool = False
+            ) -> tuple[list, dict[str, int]]:
     """The shadow declarations (parts for the start of the group's code), and the
-    arrays that have one, with their position among the ``@localmem`` arrays."""
-    decls: list = []
+    arrays that have one, with their position among the ``@localmem`` arrays; with
+    ``race``, racecheck's shadows and epoch too (:mod:`portakern.lower.racecheck`)."""
+    decls: list = [Gen("int pk_rc_epoch = 1;\n")] if race else []
     have: dict[str, int] = {}
     for k, (name, dims) in enumerate(local_dims.items()):
         texts = [_text(d) for d in dims]
@@ -68,6 +72,9 @@ def shadows(local_dims: dict[str, list[list]]) -> tuple[list, dict[str, int]]:
         size = "".join(f"[{t}]" for t in texts)
         decls.append(Gen(f"unsigned char pk_w_{name}{size}; "
                          f"memset(pk_w_{name}, 0, sizeof pk_w_{name});\n"))
+        if race:
+            decls.append(Gen(f"pk_race pk_rcs_{name}{size}; "
+                             f"memset(pk_rcs_{name}, 0, sizeof pk_rcs_{name});\n"))
         have[name] = k
     return decls, have
 
@@ -146,8 +153,10 @@ def _atomic_target(out: list) -> bool:
 
 
 def check_reads(parts: list, have: dict[str, int], dims: dict[str, list[list]], ndim: int,
-                *, inside_item: bool = True) -> list:
-    """``parts`` (a bounds-checked body) with each access of an array in ``have`` tracked."""
+                *, inside_item: bool = True, race: frozenset[str] = frozenset()) -> list:
+    """``parts`` (a bounds-checked body) with each access of an array in ``have`` tracked;
+    a plain read, write or update of an array in ``race`` is racechecked as well
+    (``race_read``, ``race_write``, ``race_update``: :mod:`portakern.lower.racecheck`)."""
     if not have:
         return parts
     out: list = []
@@ -185,19 +194,30 @@ def check_reads(parts: list, have: dict[str, int], dims: dict[str, list[list]], 
             n += 1
             continue
         nxt = _code_neighbour(parts, m, 1)
+        plain = it.text in race
+        if _is_tok(nxt, *_SPLIT_ASSIGN):  # ``+=`` split into ``+`` ``=`` by an earlier pass
+            k = m
+            while parts[k] is not nxt:
+                k += 1
+            if k + 1 < len(parts) and _is_tok(parts[k + 1], "=") \
+                    and not (k + 2 < len(parts) and _is_tok(parts[k + 2], "=")):
+                nxt = Token("punct", nxt.text + "=", nxt.line, nxt.col)
         if isinstance(nxt, Token) and nxt.kind == "punct" and nxt.text == "=":
-            macro = "local_write"
+            macro = "race_write" if plain else "local_write"
         elif (isinstance(nxt, Token) and nxt.kind == "punct"
               and (nxt.text in _ASSIGN or nxt.text in ("++", "--"))) or _is_tok(prev, "++", "--"):
-            macro = "local_update"
+            macro = "race_update" if plain else "local_update"
         elif _is_tok(prev, "&") and _atomic_target(out):
             macro = "local_update"  # an atomic reads the element, then writes it
         elif _is_tok(prev, "&") or _is_tok(nxt, ".", "[") or _in_call_argument(out):
             macro = "local_write"  # may be written through: marked, not checked
         else:
-            macro = "local_read"
+            macro = "race_read" if plain else "local_read"
         code = -1 - (16 * have[it.text] + INITCHECK_DIMENSION)
         ids = _item_ids(ndim, it.line, depth >= 0)
-        out.append(Call(macro, (it.text, access, code, it.line, *ids), it.line))
+        extra: tuple = ()
+        if macro.startswith("race_"):
+            extra = (code + INITCHECK_DIMENSION - RACE_DIMENSION, int(depth >= 0))
+        out.append(Call(macro, (it.text, access, code, it.line, *ids, *extra), it.line))
         n = m
     return out

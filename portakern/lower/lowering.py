@@ -197,7 +197,8 @@ def lower_kernel(kernel: KernelDef, module: Module, ndim: int, *,
     subscript of an array parameter (:func:`check_subscripts`); the analyses above
     run on the same parts as without it. With ``lockstep``, or with ``initcheck`` (a
     target whose ``macros.j2`` defines the initcheck primitives: OpenCL), debug mode
-    also checks reads of ``@localmem`` (:mod:`.initcheck`).
+    also checks reads of ``@localmem`` (:mod:`.initcheck`) and races on it
+    (:mod:`.racecheck`).
 
     ``unmasked`` lowers the kernel without its bounds mask (as ``unsafe_indices`` does),
     for a launch whose groups cover the ndrange exactly, in one lowering: the errors
@@ -247,16 +248,20 @@ def lower_kernel(kernel: KernelDef, module: Module, ndim: int, *,
                                 inside_item=not lockstep)
         if lockstep:  # the group runs once here: its @localmem reads are initchecked
             from .initcheck import check_reads, shadows
+            from .racecheck import bump_epochs
 
-            decls, have = shadows(lw.local_dims)
-            checked = decls + check_reads(checked, have, lw.local_dims, ndim,
-                                          inside_item=False)
+            decls, have = shadows(lw.local_dims, race=True)
+            checked = decls + bump_epochs(check_reads(checked, have, lw.local_dims, ndim,
+                                                      inside_item=False, race=frozenset(have)))
         elif initcheck and lw.local_dims:
             from .initcheck import check_reads, group_shadows
+            from .racecheck import bump_epochs, group_race_shadows
 
             clear, have, extra = group_shadows(lw.local_dims, lw.localmem)
-            checked = clear + check_reads(checked, have, lw.local_dims, ndim)
-            localmem = [*lw.localmem, *extra]
+            race_clear, race_extra = group_race_shadows(have, lw.localmem)
+            checked = race_clear + clear + bump_epochs(check_reads(
+                checked, have, lw.local_dims, ndim, race=frozenset(have)))
+            localmem = [*lw.localmem, *extra, *race_extra]
     return LoweredKernel(kernel.name, params, kernel.type_vars, ndim,
                          kernel.unsafe_indices, localmem, body, masked, kernel.line,
                          lockstep, debug, checked, workgroupsize=lw.declared,

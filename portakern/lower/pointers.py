@@ -84,8 +84,9 @@ def _flat(parts: list) -> list[_Item]:
                 kind = m.lastgroup or "punct"
                 out.append(_Item(kind, m.group(kind), n, False))
         elif isinstance(p, Call) and p.macro in ("checked", "local_read", "local_write",
-                                                  "local_update"):
-            # Debug mode's bounds-checked (or initchecked) element x[i]: an lvalue of x.
+                                                  "local_update", "race_read", "race_write",
+                                                  "race_update"):
+            # Debug mode's bounds-checked (initchecked, racechecked) element x[i]: an lvalue of x.
             out += [_Item("id", str(p.args[0]), n, False), _Item("punct", "[", n, False),
                     _Item("punct", "]", n, False)]
         elif isinstance(p, Call):

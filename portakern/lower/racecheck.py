@@ -1,0 +1,62 @@
+"""Debug mode's racecheck: two work-items on one ``@localmem`` element between two barriers.
+
+DESIGN section 2a: two work-items of a group touching one ``@localmem`` element between
+the same two barriers, at least one of them writing, is a fault (``KernelFaultError``
+naming the array, the element, both lines and both work-items). Atomics are excepted.
+
+It rides on initcheck's rewriting (:func:`portakern.lower.initcheck.check_reads` with
+``race=True``): a plain read, write or compound update of an element becomes
+``race_read``, ``race_write`` or ``race_update``, which do initcheck's work and then
+consult the element's race shadow (declared with initcheck's by
+:func:`portakern.lower.initcheck.shadows`: ``pk_rcs_<name>``, seven ints an element: the epoch
+it was last touched in, its last writer and line, and up to two distinct readers and
+their lines, each a work-item's local linear index). The epoch (``pk_rc_epoch``) counts
+the barriers the group has passed; :func:`bump_epochs` adds ``race_barrier`` after each
+one, so a shadow from an earlier epoch reads as empty and nothing has to be cleared.
+An atomic, or an access that may be written through (``&s[i]``, a call's argument), is
+left to initcheck alone.
+
+On the native path the group's work-items run one after another in loops, so the
+check is exact. On OpenCL the shadows are ``@localmem`` arrays of their own, cleared
+with initcheck's (``race_clear``), and the epoch is each work-item's count of barriers.
+
+A race is recorded with code ``-1 - (16 * k + 14)`` for the ``k``-th array, the element,
+the array's size, the line and work-item of the access that found it, and in the
+record's ``[12]`` .. ``[15]`` the other access's line, its work-item's local linear index,
+whether it wrote and whether this one did (:func:`portakern.launch.debug.check`).
+"""
+
+from __future__ import annotations
+
+from ..syntax.language import Token
+from ..syntax.parts import BARRIER, Call, Gen
+
+__all__ = ["RACE_DIMENSION", "RACE_FIELDS", "bump_epochs", "group_race_shadows"]
+
+#: The dimension field of a fault code that marks a race.
+RACE_DIMENSION = 14
+#: The ints of one element's race shadow.
+RACE_FIELDS = 7
+
+
+def group_race_shadows(have: dict[str, int], localmem: list) -> tuple[list, list]:
+    """For OpenCL: the code that clears the race shadows (to run after initcheck's clear,
+    before its barrier), and their ``@localmem`` declarations (``int pk_rcs_<name>``, one
+    row of :data:`RACE_FIELDS` per element)."""
+    decls = {d[0].args[1]: d[0] for d in localmem
+             if d and isinstance(d[0], Call) and d[0].macro == "localmem"}
+    names = tuple(n for n in have if n in decls)
+    extra = [[Call("localmem", ([Token("id", "int", 0, 0)], f"pk_rcs_{n}",
+                                [*decls[n].args[2], Gen(f"[{RACE_FIELDS}]")]), decls[n].line)]
+             for n in names]
+    return ([Call("race_clear", (names,), 0)] if names else []), extra
+
+
+def bump_epochs(parts: list) -> list:
+    """``parts`` with ``race_barrier`` after each barrier: the epoch moves on."""
+    out: list = []
+    for it in parts:
+        out.append(it)
+        if isinstance(it, Call) and it.macro == BARRIER:
+            out.append(Call("race_barrier", (), it.line))
+    return out
