@@ -259,8 +259,11 @@ def lower_kernel(kernel: KernelDef, module: Module, ndim: int, *,
 
             clear, have, extra = group_shadows(lw.local_dims, lw.localmem)
             race_clear, race_extra = group_race_shadows(have, lw.localmem)
-            checked = race_clear + clear + bump_epochs(check_reads(
-                checked, have, lw.local_dims, ndim, race=frozenset(have)))
+            # Only arrays declared with a constant size have race shadows (not those sized
+            # at launch); without any, no epoch is kept.
+            raced = frozenset(d[0].args[1][len("pk_rcs_"):] for d in race_extra)
+            checked = check_reads(checked, have, lw.local_dims, ndim, race=raced)
+            checked = race_clear + clear + (bump_epochs(checked) if raced else checked)
             localmem = [*lw.localmem, *extra, *race_extra]
     return LoweredKernel(kernel.name, params, kernel.type_vars, ndim,
                          kernel.unsafe_indices, localmem, body, masked, kernel.line,
