@@ -213,7 +213,10 @@ class Buffer:
             _ALLOCATIONS[id(self)] = (self.ptr, self.ptr + nbytes)
 
     def __del__(self) -> None:
-        with _ALLOC_LOCK:
+        lock = _ALLOC_LOCK
+        if lock is None:  # interpreter shutdown: the module's globals are gone already
+            return
+        with lock:
             _ALLOCATIONS.pop(id(self), None)
 
 
