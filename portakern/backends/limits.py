@@ -5,6 +5,7 @@ and ``CPU()``, which may run a kernel on either."""
 from __future__ import annotations
 
 import os
+import threading
 from typing import Any
 
 from ..lower.subgroups import LOCKSTEP_SIZE
@@ -31,18 +32,30 @@ def opencl_limits(device: Any, extensions: str, max_workgroup: int) -> Limits:
                   int(device.max_compute_units))
 
 
+#: (main thread?, threading.stack_size(), OMP_STACKSIZE, max_workgroup) -> the figures: a
+#: launch of a kernel whose @localmem is sized at launch asks on every launch.
+_NATIVE: dict[tuple, Limits] = {}
+
+
 def native_limits(max_workgroup: int) -> Limits:
     """The native path's figures: ``@localmem`` lives on the stack of the threads that run
     groups (the smallest of ``ulimit -s``, ``OMP_STACKSIZE`` and
     ``threading.stack_size()``, less the 1 MiB kept for the caller; 8 MiB where no limit
     is set), subgroups are the lockstep loops' 32, one compute unit per core this
     process may use."""
+    key = (threading.current_thread() is threading.main_thread(), threading.stack_size(),
+           os.environ.get("OMP_STACKSIZE"), max_workgroup)
+    known = _NATIVE.get(key)
+    if known is not None:  # ``ulimit -s`` is read once per process (setrlimit later is not seen)
+        return known
     stack = thread_stack()[0] or _DEFAULT_STACK
     try:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         cores = os.cpu_count() or 1
-    return Limits(max_workgroup, max(0, stack - STACK_MARGIN), LOCKSTEP_SIZE, cores)
+    made = _NATIVE[key] = Limits(max_workgroup, max(0, stack - STACK_MARGIN), LOCKSTEP_SIZE,
+                                 cores)
+    return made
 
 
 def both_paths(device: Limits | None, native: Limits | None) -> Limits:
