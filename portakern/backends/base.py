@@ -26,7 +26,7 @@ should
 may
     :meth:`~Backend.for_array`, :meth:`~Backend.default_workgroupsize`,
     :attr:`~Backend.templates`, :attr:`~Backend.preferred_group_size`,
-    :attr:`~Backend.synchronous`, :attr:`~Backend.unmask_exact`,
+    :attr:`~Backend.synchronous`, :attr:`~Backend.unmask_exact`, :attr:`~Backend.cpu_device`,
     :attr:`~Backend.clips_ndrange`,
     :meth:`~Backend.pickle_recipe`, :meth:`~Backend.timed_launch`,
     :meth:`~Backend.prepare_launch`.
@@ -58,7 +58,7 @@ SHOULD = ("zeros", "max_workgroup_size", "max_workitem_sizes", "limits", "suppor
           "__eq__", "__hash__")
 #: Members a backend may override.
 MAY = ("for_array", "executor", "describe", "default_workgroupsize", "templates",
-       "preferred_group_size", "synchronous", "unmask_exact", "clips_ndrange",
+       "preferred_group_size", "synchronous", "unmask_exact", "cpu_device", "clips_ndrange",
        "pickle_recipe", "timed_launch", "prepare_launch")
 #: Feature names :meth:`Backend.supports` is asked about.
 FEATURES = ("float64", "float16", "int64_atomics")
@@ -196,6 +196,10 @@ class Backend:
     #: the ndrange exactly (CPU devices vectorise an unmasked body; on GPUs the mask
     #: is free). ``default_workgroupsize`` is then also called with ``compiled=None``.
     unmask_exact: ClassVar[bool] = False
+    #: **May.** True when the device is a CPU (``CPU()``, an OpenCL CPU device such as
+    #: PoCL): code above the backends that shapes work for the device (the building
+    #: blocks' per-work-item chunks) reads this instead of asking for backend classes.
+    cpu_device: ClassVar[bool] = False
     #: **May.** True when :meth:`launch` runs exactly the work-items of the ndrange,
     #: whatever the workgroup shape (``global_size`` is then the ndrange itself, in
     #: hardware order, and kernels come without the bounds mask): a host loop that

@@ -86,6 +86,7 @@ class NativeCPU(NumPyArrays, Backend):
     name: ClassVar[str] = "CPU"
     target: ClassVar[str] = "c"
     synchronous: ClassVar[bool] = True
+    cpu_device: ClassVar[bool] = True
     def __init__(self, lockstep: bool = False) -> None:
         toolchain = native_toolchain()
         if isinstance(toolchain, str):

@@ -162,6 +162,11 @@ class OpenCL(Backend):
         return opencl_limits(self.device, self._extensions, self._max_wg)
 
     @property
+    def cpu_device(self) -> bool:  # type: ignore[override]
+        """True on a CPU device (PoCL); starts ``CPU()``'s OpenCL device, importing PyOpenCL."""
+        return bool(self.device.type & sys.modules["pyopencl"].device_type.CPU)
+
+    @property
     def unmask_exact(self) -> bool:
         """True on CPU devices: launch without the bounds mask when groups tile the ndrange.
 
@@ -169,8 +174,7 @@ class OpenCL(Backend):
         has no per-item condition; the implicit bounds mask is one, and costs 2-4x
         on elementwise kernels (docs/performance.md). On GPUs the mask is free.
         """
-        device_type = self.device.type  # starts CPU()'s OpenCL device, importing PyOpenCL
-        return bool(device_type & sys.modules["pyopencl"].device_type.CPU)
+        return self.cpu_device
 
     def default_workgroupsize(self, ndrange: tuple[int, ...], compiled: Any) -> tuple[int, ...]:
         """On a CPU device, a shape that tiles the ndrange exactly where one exists.
@@ -281,6 +285,7 @@ class CPU(NumPyArrays, OpenCL):
 
     name: ClassVar[str] = "CPU"
     synchronous: ClassVar[bool] = True
+    cpu_device: ClassVar[bool] = True  # type: ignore[assignment]  # without starting PoCL
     # NumPy arrays carry no queue: every one belongs to the one shared CPU().
     for_array = classmethod(Backend.for_array.__func__)  # type: ignore[assignment]
     preferred_group_size: ClassVar[int] = 256

@@ -282,3 +282,9 @@ def replay(plan: tuple, values: list[Any]) -> bool:
     for built, args, kwargs in calls:
         launch(*built, *args, **kwargs)
     return True
+
+
+def on_cpu_device(backend: Any) -> bool:
+    """Whether ``backend`` runs on a CPU (:attr:`~portakern.backends.base.Backend.cpu_device`:
+    ``CPU()``, or ``OpenCL`` on a CPU device such as PoCL)."""
+    return bool(getattr(backend, "cpu_device", False))

@@ -37,6 +37,7 @@ from .common import (
     check_name,
     dtype_getter,
     line_of,
+    on_cpu_device,
     out_dtype,
     plan_key,
     preamble_names,
@@ -485,12 +486,9 @@ class ReductionKernel:
             rstride = {k: (0,) for k in in_keys}
         nk, nr = len(kdims), len(rdims)
         lead = in_keys[0] if in_keys else None
-        from ..backends.opencl import CPU, OpenCL
-
         # PyOpenCL arrays on a CPU device (PoCL) are a CPU too: the column walk of ``row``
         # over the first axis took 70x NumPy's time there, the ``tile`` form reads rows.
-        on_cpu = isinstance(backend, CPU) or (isinstance(backend, OpenCL)
-                                              and _cpu_device(backend))
+        on_cpu = on_cpu_device(backend)
         # On CPU() one work-item per group: the native path runs a group's items as one
         # SIMD loop, which would gather across rows instead of running each row's loop.
         # A small reduction keeps the default (one group: no threads to wake).
@@ -562,12 +560,6 @@ class ReductionKernel:
             rec.launch(k1, *in_args, *out_args, *extents, ndrange=(count,), workgroupsize=wg)
 
 
-def _cpu_device(backend: Any) -> bool:
-    """Whether an ``OpenCL`` backend's device is a CPU (its arrays are PyOpenCL's)."""
-    import sys
-
-    cl = sys.modules.get("pyopencl")
-    return cl is not None and bool(backend.device.type & cl.device_type.CPU)
 
 
 def _tree(names: list[str]) -> str:

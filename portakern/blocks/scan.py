@@ -39,6 +39,7 @@ from ..launch.resolve import get_backend
 from ..subprocesses import fork_safe_lock
 from ..types import type_name_of
 from . import scan_workgroup
+from .common import on_cpu_device
 from .scan_fragment import check_expression
 
 __all__ = ["InclusiveScanKernel", "ExclusiveScanKernel", "GenericScan"]
@@ -153,19 +154,6 @@ def _neutral(neutral: object, what: str) -> str | None:
             return "INFINITY" if value > 0 else "-INFINITY"
         return repr(value)
     return check_expression(neutral, what, frozenset())
-
-
-def on_cpu_device(backend: Any) -> bool:
-    """Whether ``backend`` runs on a CPU: ``CPU()``, or ``OpenCL`` on a CPU device (PoCL)."""
-    from ..backends.opencl import CPU, OpenCL
-
-    if isinstance(backend, CPU):
-        return True
-    if isinstance(backend, OpenCL):
-        import pyopencl as cl  # an OpenCL backend exists: PyOpenCL is imported
-
-        return bool(backend.device.type & cl.device_type.CPU)
-    return False
 
 
 def strategy_for(backend: Any, segmented: bool) -> str:
