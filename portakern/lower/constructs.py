@@ -213,7 +213,8 @@ class ConstructLowering:
                     f"@localmem {name_tok.text!r} has a size read at launch ({s.text!r}): "
                     f"only a one-dimensional array may be sized at launch "
                     f"('@localmem T buf[rows * cols];'); give the other sizes as constants, "
-                    f"or declare a workgroup size, '@kernel(workgroupsize=...)'", s)
+                    f"or declare a workgroup size, '@kernel(workgroupsize=...)' (or give the "
+                    f"launcher one, 'kernel(backend, workgroupsize=...)')", s)
             count, expr = self._launch_size(dims[0], scalars)
             self.local_dims[name_tok.text] = [[Gen("(")] + count + [Gen(")")]]
             # Where the array starts in the launch's one buffer of workgroup memory (CUDA's
