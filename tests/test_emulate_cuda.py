@@ -169,3 +169,14 @@ def test_a_view_passes_the_address_of_its_first_element(cp):
     want = np.arange(100, dtype=np.float32)
     want[30:60] *= 2
     np.testing.assert_array_equal(cp.asnumpy(y), want)
+
+
+@pytest.mark.parametrize("shape", [(), (0,), (3,), (2, 3)])
+def test_empty_is_poisoned_and_takes_every_shape(cp, shape):
+    # cupy.empty gives uninitialised memory; the stand-in fills it with 0xA5 bytes so a
+    # kernel that reads what it never wrote shows it. A 0-d array is a shape too.
+    a = cp.empty(shape, cp.float32)
+    assert a.shape == shape
+    got = cp.asnumpy(a)
+    assert got.shape == shape
+    assert (got.reshape(-1).view(np.uint8) == 0xA5).all()

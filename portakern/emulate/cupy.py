@@ -253,7 +253,9 @@ def _from_host(a: np.ndarray) -> ndarray:
 
 def empty(shape: Any, dtype: Any = float, order: str = "C") -> ndarray:
     out = ndarray(shape, dtype)
-    out._a.view(np.uint8).fill(0xA5)  # uninitialised device memory is not zeros
+    # Uninitialised device memory is not zeros; reshape(-1) lets a 0-d array be viewed
+    # as bytes too (a fresh C-contiguous array, so it is a view).
+    out._a.reshape(-1).view(np.uint8).fill(0xA5)
     return out
 
 
