@@ -49,6 +49,7 @@ from ..syntax.parts import (
 from ..syntax.tree import If, Node, parse_body
 from . import subgroups
 from .lowerer import Lowerer, NotLockstep
+from .private_atomics import private_targets
 
 __all__ = ["LockstepLowerer"]
 
@@ -127,6 +128,8 @@ class LockstepLowerer(Lowerer):
         self.pending: list[tuple[list, list[str]]] = []
         #: How often each name occurs in the run being split (set by split_run).
         self.here: Counter[str] = Counter()
+        #: The arrays whose atomics add into thread-private sums (none in debug mode).
+        self.private = {} if debug else dict(private_targets(kernel))
 
     # -- structure --------------------------------------------------------------------
     def if_statement(self, node: If) -> list:
@@ -284,7 +287,7 @@ class LockstepLowerer(Lowerer):
     def simd_safe(self, inner: list) -> bool:
         """Whether a run's work-items may run as SIMD lanes (no order between them)."""
         for w in _words(inner):
-            if w in _NOT_SIMD_WORDS or w.startswith(("pk_atomic_", "pk_local_atomic_")):
+            if w in _NOT_SIMD_WORDS or w.startswith(("pk_atomic_", "pk_local_atomic_", "pk_pv_")):
                 return False
         return not any(isinstance(it, Call) and it.macro in ("print", "checked")
                        for it in walk_parts(inner))
@@ -322,6 +325,9 @@ class LockstepLowerer(Lowerer):
             local = {decl[0].args[1] for decl in self.localmem if decl}
             if j < len(toks) and toks[j].kind == "id" and toks[j].text in local:
                 return f"pk_local_atomic_{op}"
+            # A thread-private sum (lower/private_atomics.py; c/module.j2 declares it).
+            if j < len(toks) and toks[j].kind == "id" and toks[j].text in self.private:
+                return f"pk_pv_{toks[j].text}.{op}"
         return f"pk_atomic_{op}"
 
     def group_level(self, items: list) -> None:

@@ -76,6 +76,10 @@ class LoweredKernel:
     workgroupsize: tuple[int, ...] | None = None
     #: False for ``@kernel(contract=false)``: the templates turn FMA contraction off.
     contract: bool = True
+    #: The arrays whose ``@atomic_add``/``@atomic_sub`` a lockstep lowering turned into
+    #: thread-private sums, each with its private size: ``((name, U), ...)``
+    #: (:mod:`portakern.lower.private_atomics`; the ``c`` template decides per bound type).
+    private_atomics: tuple[tuple[str, int], ...] = ()
 
     @property
     def workgroup_items(self) -> int:
@@ -268,4 +272,5 @@ def lower_kernel(kernel: KernelDef, module: Module, ndim: int, *,
     return LoweredKernel(kernel.name, params, kernel.type_vars, ndim,
                          kernel.unsafe_indices, localmem, body, masked, kernel.line,
                          lockstep, debug, checked, workgroupsize=lw.declared,
-                         contract=kernel.contract)
+                         contract=kernel.contract,
+                         private_atomics=tuple(sorted(getattr(lw, "private", {}).items())))

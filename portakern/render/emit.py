@@ -334,6 +334,9 @@ def render_lowered(lowered: LoweredKernel, module_helpers: object, target: str,
     # prelude pieces a kernel needs.
     names = frozenset(_IDENT_RE.findall(_COMMENT_RE.sub(" ", all_text)))
     uses_half = "half" in names or "__half" in names
+    from ..lower.private_atomics import taken
+
+    private = taken(lowered.private_atomics, {p.name: t for p, _, t in resolved})
     meta = (("arrays", declared_arrays(lowered.localmem, (helper_parts, body_parts), bindings,
                                        hidden, dict(getattr(macros, "buffer_sizes", {})))),
             ("group_bound", lowered.group_bound if lowered.lockstep else None),
@@ -341,7 +344,8 @@ def render_lowered(lowered: LoweredKernel, module_helpers: object, target: str,
             # A helper may include the header itself.
             ("uses_half", uses_half or "cuda_fp16" in names),
             ("mlx_renames", _mlx_renames(lowered, names)),
-            ("sized_local", sized_local(lowered.localmem, bindings)))
+            ("sized_local", sized_local(lowered.localmem, bindings)),
+            ("private_atomics", private))
     variables = dict(
         pk=macros,
         kernel=lowered,
@@ -354,7 +358,9 @@ def render_lowered(lowered: LoweredKernel, module_helpers: object, target: str,
         names=names,
         uses_double="double" in names,
         uses_half=uses_half,
-        uses_atomics=any(n.startswith("pk_atomic_") for n in names),
+        uses_atomics=any(n.startswith("pk_atomic_") for n in names)
+        or bool(lowered.private_atomics),
+        private_atomics=private,
         **extra,
     )
     source = module_template.render(variables)

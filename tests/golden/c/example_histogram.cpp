@@ -105,6 +105,32 @@ __attribute__((destructor)) static void pk_crash_forget(void) {
     void** const slot = __atomic_load_n(&pk_crash_record.slot, __ATOMIC_ACQUIRE);
     if (slot) __atomic_store_n(slot, (void*)0, __ATOMIC_RELEASE);
 }
+template <typename T, long long U, bool On> struct pk_private_sums {
+    T* const base;
+    explicit pk_private_sums(T* b) : base(b) {}
+    template <typename V> inline void add(T* p, V v) { pk_atomic_add(p, v); }
+    template <typename V> inline void sub(T* p, V v) { pk_atomic_sub(p, v); }
+    inline void merge() {}
+};
+template <typename T, long long U> struct pk_private_sums<T, U, true> {
+    typedef typename std::make_unsigned<T>::type W;
+    T* const base;
+    W sum[U];
+    explicit pk_private_sums(T* b) : base(b) { memset(sum, 0, sizeof sum); }
+    inline unsigned long long slot(const T* p) const { return ((uintptr_t)p - (uintptr_t)base) / sizeof(T); }
+    template <typename V> inline void add(T* p, V v) {
+        const unsigned long long k = slot(p);
+        if (k < (unsigned long long)U) sum[k] = (W)(sum[k] + (W)(T)v); else pk_atomic_add(p, v);
+    }
+    template <typename V> inline void sub(T* p, V v) {
+        const unsigned long long k = slot(p);
+        if (k < (unsigned long long)U) sum[k] = (W)(sum[k] - (W)(T)v); else pk_atomic_sub(p, v);
+    }
+    inline void merge() {
+        for (long long k = 0; k < U; ++k)
+            if (sum[k]) pk_atomic_add(base + k, (T)sum[k]);
+    }
+};
 static int* pk_ctl = 0;
 extern "C" PK_EXPORT void pk_attach(int* ctl) { pk_ctl = ctl; }
 extern "C" PK_EXPORT int pk_launch(void* const* pk_argv, const long long* pk_geom)
@@ -130,7 +156,10 @@ extern "C" PK_EXPORT int pk_launch(void* const* pk_argv, const long long* pk_geo
     const long long pk_chunk_n = 16;
 #endif
     const long long pk_chunk = pk_groups / pk_chunk_n > 1 ? pk_groups / pk_chunk_n : 1;
-#pragma omp parallel for schedule(dynamic, pk_chunk) if (pk_groups > 1)
+#pragma omp parallel if (pk_groups > 1)
+    {
+        pk_private_sums<unsigned int, 256, true> pk_pv_counts(counts);
+#pragma omp for schedule(dynamic, pk_chunk) nowait
     for (long long pk_grp = 0; pk_grp < pk_groups; ++pk_grp) {
         if (pk_c && __atomic_load_n(pk_c, __ATOMIC_RELAXED) != pk_gen) {  /* Ctrl-C */
             __atomic_store_n(&pk_stopped, 1, __ATOMIC_RELAXED);
@@ -168,13 +197,15 @@ const long long lid = (pk_l0);
 #line 25 "portakern/examples/histogram.pk"
 for (long long b = lid; b < 256; b += count) {
         if (local_counts[b] != 0) {
-            pk_atomic_add(&counts[b], local_counts[b]);
+            pk_pv_counts.add(&counts[b], local_counts[b]);
         }
     }
 }
 
     }
 
+        pk_pv_counts.merge();
+    }
     if (pk_c) __atomic_sub_fetch(pk_c + 1, 1, __ATOMIC_RELAXED);
     __atomic_sub_fetch(&pk_crash_record.running, 1, __ATOMIC_RELAXED);
     return pk_stopped;
