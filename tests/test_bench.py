@@ -38,9 +38,10 @@ def test_every_workload_runs_and_agrees_with_numpy():
     rows, _ = _quick(backend="CPU")
     kernel_rows = [r for r in rows
                    if not r.name.startswith(("launch", "get_backend", "kernel creation"))]
-    from portakern.bench import auto_rows, block_rows, ndarray_rows, scan_rows
+    from portakern.bench import auto_rows, block_rows, ndarray_rows, row_rows, scan_rows
 
-    extra = {*block_rows.NAMES, *scan_rows.NAMES, ndarray_rows.NAME, auto_rows.NAME}
+    extra = {*block_rows.NAMES, *scan_rows.NAMES, ndarray_rows.NAME, auto_rows.NAME,
+             *row_rows.NAMES}
     assert {r.name for r in kernel_rows} == {w.name for w in bench.WORKLOADS} | extra
     creation = [r for r in rows if r.name == "kernel creation"]
     assert [r.size for r in creation] == ["saxpy"] and creation[0].baseline == "one render + parse"

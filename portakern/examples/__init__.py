@@ -89,6 +89,17 @@ from .particles import (
     particles_ref,
     particles_shape,
 )
+from .rowwise import (
+    argsort_args,
+    argsort_ref,
+    group_norm_ref,
+    row_args,
+    row_eps_args,
+    row_ndrange,
+    rms_norm_ref,
+    shape_rows,
+    softmax_ref,
+)
 from .reductions import (
     argmax_args,
     argmax_ref,
@@ -111,6 +122,7 @@ __all__ = ["EXAMPLES", "EXAMPLES_DIR", "Example", "copy_args", "get", "names"]
 
 _ELEMENTWISE = "an int n (n elements) or a shape of 1-3 axes"
 _IMAGE = "an int n (an n x n image) or (H, W)"
+_ROWS = "an int n (n float32 elements in rows of at most 1024) or (rows, n)"
 _FLAT = "an int n (n elements) or any shape (reduced over all its elements)"
 
 _CATALOG = [
@@ -225,6 +237,34 @@ _CATALOG = [
         particles4_args, ndrange_particles4, particles4_ref,
         constants=MappingProxyType({"NSTEPS": 100}), dtypes=(F32,),
         default_size=1 << 16, bench_size=1 << 20, rtol=1e-4, atol=1e-5),
+    Example(
+        "rms_norm", "x / sqrt(mean(x^2) + eps) per row: one workgroup per row strides over "
+        "it, @groupreduce(add, ...), then a second pass",
+        "rowwise.pk", "rms_norm", _ROWS, shape_rows, row_eps_args, row_ndrange(256), rms_norm_ref,
+        constants=MappingProxyType({"GROUP": 256}), workgroupsize_fn=constant("GROUP"),
+        dtypes=(F32,), ndims=(1,), default_size=(1024, 1024), bench_size=(4096, 4096), rtol=1e-4,
+        atol=1e-5),
+    Example(
+        "softmax", "row softmax: @groupreduce(max, ...) and (add, ...) over one workgroup per "
+        "row, then the pass that writes exp(x - max) / sum",
+        "rowwise.pk", "softmax", _ROWS, shape_rows, row_args, row_ndrange(256), softmax_ref,
+        constants=MappingProxyType({"GROUP": 256}), workgroupsize_fn=constant("GROUP"),
+        dtypes=(F32,), ndims=(1,), default_size=(1024, 1024), bench_size=(4096, 4096), rtol=1e-4,
+        atol=1e-7),
+    Example(
+        "group_norm", "ggml's group_norm: each row (a group of channels) to zero mean and unit "
+        "variance, mean then centred variance with @groupreduce, one workgroup per group",
+        "rowwise.pk", "group_norm", _ROWS, shape_rows, row_eps_args, row_ndrange(256),
+        group_norm_ref, constants=MappingProxyType({"GROUP": 256}),
+        workgroupsize_fn=constant("GROUP"), dtypes=(F32,), ndims=(1,), default_size=(32, 32768),
+        bench_size=(32, 524288), rtol=1e-4, atol=1e-5),
+    Example(
+        "argsort_rows", "np.argsort(x, axis=-1) of rows of up to 2 * GROUP floats: a bitonic "
+        "sort of (key, index) pairs in @localmem, one workgroup per row",
+        "argsort_rows.pk", "argsort_rows", _ROWS + "; n at most 2 * GROUP", shape_rows,
+        argsort_args, row_ndrange(512), argsort_ref, constants=MappingProxyType({"GROUP": 512}),
+        workgroupsize_fn=constant("GROUP"), dtypes=(F32,), ndims=(1,),
+        default_size=(1024, 1024), bench_size=(4096, 1024)),
 ]
 
 #: Every example, by name, in a stable order (simple kernels first). Treat it as read-only.

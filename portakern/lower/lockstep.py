@@ -97,6 +97,14 @@ def _assigned(parts: list) -> Counter[str]:
     return out
 
 
+def _spaced(tokens: list) -> list:
+    """Declaration words (``const long j``) with a space between each two."""
+    out: list = []
+    for it in tokens:
+        out += [Gen(" "), it] if out else [it]
+    return out
+
+
 def _tokens(parts: list) -> Iterator[Token]:
     for it in parts:
         if isinstance(it, Token):
@@ -186,6 +194,16 @@ class LockstepLowerer(Lowerer):
     def flush(self, run: list[list]) -> list:
         if not run:
             return []
+        at = self.strided_at(run)
+        if at is not None:
+            # The statements before the strided loop run as a loop of their own; the
+            # loop's work-items then run interchanged (see strided_loop).
+            head, loop = run[:at], run[at:]
+            run.clear()  # as split_run does: the caller reuses the list for the next run
+            return self.flush(head) + self.flush_run(loop, True)
+        return self.flush_run(run, False)
+
+    def flush_run(self, run: list[list], strided: bool) -> list:
         self.pending: list[tuple[list, list[str]]] = []
         stmts = [stmt for stmt in run if code(stmt)]
         hoisted, inner = self.split_run(run)
@@ -200,10 +218,91 @@ class LockstepLowerer(Lowerer):
         arrays = {p.name for p in self.k.params if p.pointer}
         unroll = rows if simd and not self.masked and 1 < rows <= 16 \
             and not arrays & set(_words(inner)) else 0
-        out = [*hoisted, Call("items_begin", (self.ndim, self.masked, simd, limit, unroll)),
-               *self.bindings(), *inner, Call("items_end", ())]
+        if strided:
+            var, init, upto, step, body = self.strided_loop(code(inner))
+            # The body as written (blanks and comments too) after the header's ')'.
+            end = next(n for n in range(len(inner) - 1, -1, -1) if inner[n] is body[0])
+            body = inner[end:]
+            out = [*hoisted, Call("items_begin", (self.ndim, self.masked, simd, limit, unroll,
+                                                   upto, step)),
+                   *self.bindings(), Gen(" "), *var, Gen(" = pk_b + ("), *init, Gen(");"),
+                   *body, Call("items_end", (1,))]
+        else:
+            out = [*hoisted, Call("items_begin", (self.ndim, self.masked, simd, limit,
+                                                   unroll)),
+                   *self.bindings(), *inner, Call("items_end", ())]
         self.recomputes[-1] += self.pending
         return out
+
+    def strided_at(self, run: list[list]) -> int | None:
+        """Where a run ends in a strided loop that its work-items may run interchanged.
+
+        ``for (long j = lid; j < n; j += S) {...}`` (``lid`` the item's local index, ``n``
+        and ``S`` group-uniform: literals, macros, scalar parameters, ``@groupsize()``)
+        as the run's last statement: item ``l`` visits ``j = l, l + S, ...``. Run as
+        written, each item's loop strides through memory alone, and the compiler cannot
+        vectorise across items whose trip counts differ ("control flow in loop"). Run
+        interchanged, one outer loop steps a base ``pk_b`` by ``S`` and the SIMD loop over
+        the items handles ``j = pk_b + l`` for every item with ``j < n``: each item still
+        visits its ``j`` in order, the items of one step are independent (as between any
+        barriers), and consecutive items touch consecutive elements. Not in debug mode, a
+        run that is not SIMD-safe, a body with ``break``, or one that assigns ``j``; nor
+        where an array declared before the loop is named in it (it would have to become
+        a per-item array with an initializer).
+        """
+        if self.debug or self.ndim != 1:
+            return None
+        last = next((n for n in range(len(run) - 1, -1, -1) if code(run[n])), None)
+        if last is None:
+            return None
+        # The run's own declarations may name the local index (const long l = lid;).
+        self.pending = [(stmt, self.declared_in(stmt)) for stmt in run[:last] if code(stmt)]
+        try:
+            if self.strided_loop(code(run[last])) is None or not self.simd_safe(run[last]):
+                return None
+        finally:
+            self.pending = []
+        named = set(_words(run[last]))
+        for stmt in run[:last]:
+            split = self.split_declaration(stmt) if code(stmt) else None
+            if split is not None and named & set(self.declared_in(stmt)) \
+                    and any(is_tok(it, "[") for it in split[0]):
+                return None
+        return last
+
+    def strided_loop(self, sig: list) -> tuple[list, list, list, list, list] | None:
+        """``for (T j = lid; j < n; j += S) body`` as (``T j``, ``lid``, n, S, body)."""
+        if len(sig) < 2 or not is_tok(sig[0], "for") or not is_tok(sig[1], "("):
+            return None
+        close = match_items(sig, 1)
+        header, body = sig[2:close], sig[close + 1:]
+        semis = [n for n, it in enumerate(header) if is_tok(it, ";")]
+        if len(semis) != 2:
+            return None
+        init, cond, incr = (header[:semis[0]], header[semis[0] + 1:semis[1]],
+                            header[semis[1] + 1:])
+        eq = next((n for n, it in enumerate(init) if is_tok(it, "=")), None)
+        if eq is None or eq < 2 or not all(
+                isinstance(it, Token) and it.kind == "id" for it in init[:eq]):
+            return None
+        var = init[eq - 1].text
+        if not self.is_local_id(init[eq + 1:]) or len(cond) < 3 \
+                or not (is_tok(cond[0], var) and is_tok(cond[1], "<")):
+            return None
+        upto = self.uniform_bound(cond[2:])
+        if len(incr) < 4 or not (is_tok(incr[0], var) and is_tok(incr[1], "+")
+                                 and is_tok(incr[2], "=")):
+            return None
+        rest = incr[3:]
+        sizes = [it for it in rest if isinstance(it, Call)]
+        if sizes and len(rest) == 1 and sizes[0].macro == "local_size" \
+                and sizes[0].args[:1] == (0,):
+            step = [Gen("(long long)("), *rest, Gen(")")]
+        else:
+            step = self.uniform_bound(rest)
+        if not upto or not step or _assigned(body)[var] or "break" in _words(body):
+            return None
+        return _spaced(init[:eq]), init[eq + 1:], upto, step, body
 
     def item_limit(self, stmts: list[list]) -> list:
         """A bound on the items that do anything in a run of one strided loop, or ``[]``.
