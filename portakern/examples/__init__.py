@@ -106,6 +106,7 @@ from .reductions import (
     reduce_sum_ref,
     reduce_sum_total,
 )
+from .structs import q4_0_args, q4_0_ref, q4_0_shape
 
 __all__ = ["EXAMPLES", "EXAMPLES_DIR", "Example", "copy_args", "get", "names"]
 
@@ -225,6 +226,12 @@ _CATALOG = [
         particles4_args, ndrange_particles4, particles4_ref,
         constants=MappingProxyType({"NSTEPS": 100}), dtypes=(F32,),
         default_size=1 << 16, bench_size=1 << 20, rtol=1e-4, atol=1e-5),
+    Example(
+        "q4_0", "q4_0 dequantize: an array of structs (a float scale and 16 packed bytes "
+        "per block, a NumPy structured dtype) to 32 floats per block",
+        "q4_0.pk", "q4_0", "an int n (about n values, in blocks of 32)", q4_0_shape,
+        q4_0_args, first_shape, q4_0_ref, dtypes=(F32,), default_size=1 << 20,
+        bench_size=1 << 24),
 ]
 
 #: Every example, by name, in a stable order (simple kernels first). Treat it as read-only.
