@@ -25,6 +25,7 @@ from .kernels import kernel as _kernel
 from .launch.launcher import Launcher
 from .launch.outputs import Output
 from .launch.resolve import get_backend
+from .launch.struct_arrays import struct_dtype
 from .launch.timing import Launch, Timings, timed
 from .registry import register_backend, registered_backends
 from .version import __version__
@@ -78,6 +79,7 @@ __all__ = [
     "kernel",
     "register_backend",
     "registered_backends",
+    "struct_dtype",
     "timed",
 ]
 

@@ -117,6 +117,7 @@ from .reductions import (
     reduce_sum_ref,
     reduce_sum_total,
 )
+from .structs import q4_0_args, q4_0_ref, q4_0_shape
 
 __all__ = ["EXAMPLES", "EXAMPLES_DIR", "Example", "copy_args", "get", "names"]
 
@@ -265,6 +266,12 @@ _CATALOG = [
         argsort_args, row_ndrange(512), argsort_ref, constants=MappingProxyType({"GROUP": 512}),
         workgroupsize_fn=constant("GROUP"), dtypes=(F32,), ndims=(1,),
         default_size=(1024, 1024), bench_size=(4096, 1024)),
+    Example(
+        "q4_0", "q4_0 dequantize: an array of structs (a float scale and 16 packed bytes "
+        "per block, a NumPy structured dtype) to 32 floats per block",
+        "q4_0.pk", "q4_0", "an int n (about n values, in blocks of 32)", q4_0_shape,
+        q4_0_args, first_shape, q4_0_ref, dtypes=(F32,), default_size=1 << 20,
+        bench_size=1 << 24),
 ]
 
 #: Every example, by name, in a stable order (simple kernels first). Treat it as read-only.

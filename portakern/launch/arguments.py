@@ -33,6 +33,7 @@ from ..types import KNOWN_TYPES, TYPE_DTYPES, type_name_of
 from .layouts import contiguous_fix as _contiguous
 from .layouts import library_of as _library
 from .layouts import nd_layout, span_view
+from .struct_arrays import check_struct_array
 
 __all__ = ["check_args", "convert_scalar", "located", "none_for_array", "recall", "remember",
            "scalar_for_array"]
@@ -228,6 +229,9 @@ def _check_args(kdef: KernelDef, args: tuple, backend: Backend, constants: dict[
         name = type_name_of(info.dtype)
         if p.type in VECTOR_TYPES:
             check_vector_array(_describe(i, p, lab(p.name)), p.type, info)
+        elif p.type in kdef.structs:
+            check_struct_array(_describe(i, p, lab(p.name)), p.type, kdef.structs,
+                               backend.target, info, backend)
         elif p.type in KNOWN_TYPES:
             expected = TYPE_DTYPES[p.type]
             if info.dtype != expected:
@@ -294,6 +298,8 @@ def _check_args(kdef: KernelDef, args: tuple, backend: Backend, constants: dict[
                 f"kernel.specialize({p.type}='float')")
     for i, p in enumerate(params):
         at[0] = p
+        if p.type in kdef.structs:
+            continue  # (a struct's half fields: the target's compiler says)
         feature = _FEATURES.get(element_dtype(bindings.get(p.type, p.type)))
         if feature is not None and not backend.supports(feature):
             fix = (_astype(args[i], lab(p.name) or p.name, np.dtype(np.float32)) if p.pointer

@@ -13,6 +13,7 @@ from ..syntax.language import (
     next_significant,
 )
 from ..syntax.parts import Call, Gen
+from ..syntax.structs import tag_definition_ends
 from .lowerer import ATOMIC_OPS, KEYWORDS
 
 __all__ = ["lower_helpers"]
@@ -25,6 +26,7 @@ def lower_helpers(helpers: list[Token]) -> list:
     prototypes); other targets render the ``function_prefix`` macro as nothing.
     """
     out: list = []
+    tag_ends = tag_definition_ends(helpers)  # `struct tag {...};`: the bare name in C too
     depth = 0
     decl_start = 0  # index in `out` where the current top-level declaration begins
     for n, t in enumerate(helpers):
@@ -50,6 +52,8 @@ def lower_helpers(helpers: list[Token]) -> list:
                 decl_start = None
         elif t.kind == "punct" and t.text == ";" and depth == 0:
             decl_start = None
+            if n in tag_ends:
+                out.append(Gen(f" typedef struct {tag_ends[n]} {tag_ends[n]};"))
     return out
 
 

@@ -32,6 +32,7 @@ from .tokens import (
     split_commas,
     tokenize,
 )
+from .structs import StructDef, check_struct_param, module_structs, refuse_declared_type
 from .vectors import VECTOR_TYPES, check_components
 from .vectors import check_param as check_vector_param
 
@@ -123,6 +124,8 @@ class KernelDef:
     #: ``@kernel(contract=false)`` sets this False: no target may fuse ``a * b + c``
     #: into one fused multiply-add (docs/language.md, "Floating-point contraction").
     contract: bool = True
+    #: The structs the source defines before the kernel, by type name (syntax.structs).
+    structs: dict[str, StructDef] = field(default_factory=dict, compare=False, repr=False)
 
 
 def declared_workgroup(kernel: KernelDef, ndim: int) -> tuple[int, ...] | None:
@@ -183,7 +186,7 @@ class Module:
 
 
 def _parse_params(tokens: list[Token], smap: SourceMap, opener: Token,
-                  declared: dict[str, Token]) -> list[Param]:
+                  declared: dict[str, Token], structs: dict[str, StructDef]) -> list[Param]:
     params: list[Param] = []
     groups = split_commas(significant(tokens))
     if groups == [[]] or (len(groups) == 1 and [t.text for t in groups[0]] == ["void"]):
@@ -196,6 +199,7 @@ def _parse_params(tokens: list[Token], smap: SourceMap, opener: Token,
         stars = 0
         name: Token | None = None
         axes = 0
+        struct_kw: Token | None = None
         group, optional = null_default(group, smap)
         n_axes = nd_suffix(group, smap)
         if n_axes:
@@ -206,7 +210,7 @@ def _parse_params(tokens: list[Token], smap: SourceMap, opener: Token,
             elif t.kind == "id" and t.text in ("restrict", "__restrict__", "__restrict"):
                 continue
             elif t.kind == "id" and t.text == "struct":
-                _refuse_declared_type(t, None, smap)
+                struct_kw = t  # must name a struct the source defines (checked below)
             elif t.kind == "id" and t.text in ("unsigned", "signed", "short", "char", "size_t",
                                                "volatile", "__global", "global", "device",
                                                "__local", "local", "constant", "__constant"):
@@ -221,8 +225,10 @@ def _parse_params(tokens: list[Token], smap: SourceMap, opener: Token,
                 raise smap.error_at(f"'{t.text}' is not allowed in a kernel parameter: {hint}", t)
             elif t.kind == "id" and type_name is None:
                 type_name = t.text
-                if t.text in declared:
-                    _refuse_declared_type(t, declared[t.text], smap)
+                if t.text in declared and t.text not in structs:
+                    refuse_declared_type(t, declared[t.text], smap)
+                elif struct_kw is not None and t.text not in structs:
+                    refuse_declared_type(struct_kw, None, smap)
             elif t.kind == "id" and name is None:
                 name = t
             elif t.is_punct("*"):
@@ -241,6 +247,8 @@ def _parse_params(tokens: list[Token], smap: SourceMap, opener: Token,
             raise smap.error_at(
                 "a kernel parameter needs a type and a name ('T* x', 'const T* x', 'T a')",
                 group[0])
+        if type_name in structs:
+            check_struct_param(name, structs[type_name], type_name, stars, axes, smap)
         if axes and stars:
             raise smap.error_at(
                 f"{name.text!r}: an N-d array parameter is written without '*': "
@@ -266,21 +274,6 @@ def _parse_params(tokens: list[Token], smap: SourceMap, opener: Token,
             raise smap.error_at(f"duplicate parameter name {p.name!r}", opener)
         seen.add(p.name)
     return params
-
-
-def _refuse_declared_type(t: Token, decl: Token | None, smap: SourceMap) -> None:
-    """A parameter typed with a name the source declares (``typedef struct {...} block;``).
-
-    Such a name must never become a type variable (it would be bound from the array's
-    dtype and declared a second time); structs as parameter types are not supported yet.
-    """
-    where = "" if decl is None else (
-        f"{t.text!r} is a type the source declares (line {decl.line}), not a type "
-        f"variable; ")
-    raise smap.error_at(
-        f"{where}structs and typedef names as kernel parameter types are "
-        f"not supported yet: pass the data as an array of a built-in type (uint8_t, float, "
-        f"...) and read the fields by index", t)
 
 
 def _declared_types(tokens: list[Token]) -> dict[str, Token]:
@@ -341,7 +334,8 @@ def parse(smap: SourceMap) -> Module:
         if t.kind == "at" and t.text == "@kernel":
             if depth != 0:
                 raise smap.error_at("@kernel must be at the top level of the source", t)
-            kernel, i = _parse_kernel(tokens, i, smap, _declared_types(helpers))
+            kernel, i = _parse_kernel(tokens, i, smap, _declared_types(helpers),
+                                      module_structs(helpers, smap))
             kernels.append(kernel)
             continue
         if t.kind == "at":
@@ -471,8 +465,8 @@ def unknown_construct_message(text: str) -> str:
     return f"unknown construct {text}; known constructs are {known}"
 
 
-def _parse_kernel(tokens: list[Token], i: int, smap: SourceMap,
-                  declared: dict[str, Token]) -> tuple[KernelDef, int]:
+def _parse_kernel(tokens: list[Token], i: int, smap: SourceMap, declared: dict[str, Token],
+                  structs: dict[str, StructDef]) -> tuple[KernelDef, int]:
     at = tokens[i]
     j = next_significant(tokens, i + 1)
     unsafe = False
@@ -495,7 +489,7 @@ def _parse_kernel(tokens: list[Token], i: int, smap: SourceMap,
         bad = tokens[j] if j < len(tokens) else name
         raise smap.error_at(f"expected '(' after the kernel name {name.text!r}", bad)
     pclose = match_bracket(tokens, j, smap)
-    params = _parse_params(tokens[j + 1:pclose], smap, tokens[j], declared)
+    params = _parse_params(tokens[j + 1:pclose], smap, tokens[j], declared, structs)
     for p in params:
         if p.name.startswith("pk_"):
             raise smap.error_at(f"parameter {p.name!r}: names starting with pk_ are reserved",
@@ -507,11 +501,12 @@ def _parse_kernel(tokens: list[Token], i: int, smap: SourceMap,
     bclose = match_bracket(tokens, b, smap)
     for t in tokens[b + 1:bclose]:
         _check_reserved(t, smap)
-    type_vars = tuple(dict.fromkeys(p.type for p in params
-                                    if p.type not in KNOWN_TYPES and p.type not in VECTOR_TYPES))
+    type_vars = tuple(dict.fromkeys(p.type for p in params if p.type not in KNOWN_TYPES
+                                    and p.type not in VECTOR_TYPES and p.type not in structs))
     check_components(tokens[b + 1:bclose], params, smap)
     kernel = KernelDef(name.text, params, tokens[b + 1:bclose], unsafe, at.line, type_vars,
                        at.col, **options)  # type: ignore[arg-type]
+    kernel.structs = structs
     return kernel, bclose + 1
 
 

@@ -1,0 +1,277 @@
+"""Structs in kernel source (DESIGN section 1a, "Structs"): a type for locals, helper
+parameters and results, @localmem and array parameters; NumPy structured dtypes checked
+against the layout portakern computes per target."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import portakern as pk
+from portakern.analysis.struct_layouts import struct_layout
+from portakern.errors import KernelSyntaxError, KernelTypeError
+from portakern.examples import EXAMPLES_DIR
+from portakern.syntax.language import parse
+from portakern.syntax.tokens import SourceMap
+
+Q4 = np.dtype([("d", np.float32), ("qs", np.uint8, (16,))])
+
+# A struct of mixed alignment: 1-byte, then 4-byte, then 8-byte fields, and a nested one.
+MIXED = """
+typedef struct { uint8_t tag; float x; } inner;
+struct rec { uint8_t flag; inner in; double w; int n[3]; };
+"""
+
+COPY_FIELDS = MIXED + """
+inner twice(inner v) { inner r; r.tag = v.tag; r.x = v.x * 2.0f; return r; }
+
+@kernel void copy_fields(float* xs, double* ws, int* ns, const struct rec* recs) {
+    const long i = @index(Global, Linear);
+    const rec r = recs[i];
+    const inner t = twice(r.in);
+    xs[i] = t.x + (float)recs[i].flag;
+    ws[i] = r.w;
+    ns[i] = recs[i].n[0] + recs[i].n[1] * 10 + r.n[2] * 100;
+}
+"""
+
+REC = np.dtype({"names": ["flag", "in", "w", "n"],
+                "formats": [np.uint8, np.dtype({"names": ["tag", "x"],
+                                                "formats": [np.uint8, np.float32],
+                                                "offsets": [0, 4], "itemsize": 8}),
+                            np.float64, (np.int32, (3,))],
+                "offsets": [0, 4, 16, 24], "itemsize": 40})
+
+
+def _q4_blocks(nb: int, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    b = np.zeros(nb, Q4)
+    b["d"] = rng.random(nb, np.float32)
+    b["qs"] = rng.integers(0, 256, (nb, 16))
+    return b
+
+
+def _q4_ref(b: np.ndarray) -> np.ndarray:
+    q = np.concatenate([b["qs"] & 15, b["qs"] >> 4], axis=1).astype(np.float32) - 8
+    return (b["d"][:, None] * q).ravel()
+
+
+def _run(backend, kernel, host_args, n):
+    args = tuple(backend.to_device(a) if isinstance(a, np.ndarray) else a for a in host_args)
+    kernel(backend)(*args, ndrange=(n,))
+    backend.synchronize()
+    return [backend.to_host(a) if isinstance(h, np.ndarray) else a
+            for a, h in zip(args, host_args, strict=True)]
+
+
+def _q4_kernel() -> pk.Kernel:
+    return pk.kernel.from_file(EXAMPLES_DIR / "q4_0.pk")
+
+
+# -- layouts --------------------------------------------------------------------------
+
+def _structs(source: str) -> dict:
+    src = source + "\n@kernel void k(float* y) { }\n"
+    return parse(SourceMap("<t>", src, list(range(1, src.count("\n") + 2)))).kernels[0].structs
+
+
+@pytest.mark.parametrize("target", ["c", "cuda", "opencl", "metal"])
+def test_layout_follows_c_alignment_on_every_target(target):
+    layout = struct_layout("rec", _structs(MIXED), target)
+    assert [(f.name, f.offset) for f in layout.fields] == [("flag", 0), ("in", 4), ("w", 16),
+                                                          ("n", 24)]
+    assert (layout.itemsize, layout.alignment) == (40, 8)
+    assert layout.dtype == REC
+
+
+def test_three_component_vectors_are_padded_on_opencl_and_metal_only():
+    structs = _structs("typedef struct { float3 p; float m; } body;")
+    offsets = {t: (struct_layout("body", structs, t).fields[1].offset,
+                   struct_layout("body", structs, t).itemsize)
+               for t in ("c", "cuda", "opencl", "metal")}
+    assert offsets == {"c": (12, 16), "cuda": (12, 16), "opencl": (16, 32),
+                       "metal": (16, 32)}
+
+
+def test_define_sizes_an_array_field():
+    structs = _structs("#define QK 32\ntypedef struct { float d; uint8_t qs[QK / 2]; } b;"
+                       .replace("QK / 2", "QK"))
+    assert struct_layout("b", structs, "c").itemsize == 36
+
+
+# -- the q4_0 example on every backend --------------------------------------------------
+
+def test_q4_0_dequantizes_on_each_backend(backend):
+    if backend.name.startswith("Metal") or "MLX" in repr(backend):
+        pytest.skip("MLX arrays have no structured dtypes (test_mlx_refuses_struct_arrays)")
+    blocks = _q4_blocks(37)
+    y = np.zeros(37 * 32, np.float32)
+    got, _ = _run(backend, _q4_kernel(), (y, blocks), y.size)
+    np.testing.assert_array_equal(got, _q4_ref(blocks))
+
+
+def test_q4_0_on_the_cpu_opencl_path(monkeypatch):
+    monkeypatch.setenv("PORTAKERN_CPU", "opencl")
+    backend = pk.CPU()
+    if not backend.available():
+        pytest.skip(f"CPU() unavailable: {backend.available().reason}")
+    blocks = _q4_blocks(5, 1)
+    y = np.zeros(5 * 32, np.float32)
+    _q4_kernel()(y, blocks, ndrange=y.shape)
+    np.testing.assert_array_equal(y, _q4_ref(blocks))
+
+
+@pytest.mark.metal
+def test_mlx_refuses_struct_arrays():
+    backend = pk.Metal()
+    if not backend.available():
+        pytest.skip(f"Metal unavailable: {backend.available().reason}")
+    y = backend.to_device(np.zeros(32, np.float32))
+    raw = backend.to_device(np.zeros(20, np.uint8))
+    with pytest.raises(KernelTypeError, match="MLX arrays have no structured dtypes"):
+        _q4_kernel()(backend)(y, raw, ndrange=(32,))
+
+
+def test_nested_structs_locals_and_helper_results(backend):
+    if backend.name.startswith("Metal") or "MLX" in repr(backend):
+        pytest.skip("MLX arrays have no structured dtypes")
+    n = 9
+    recs = np.zeros(n, REC)
+    recs["flag"] = np.arange(n)
+    recs["in"]["x"] = np.arange(n) * 0.5
+    recs["w"] = np.arange(n) * 1.25
+    recs["n"] = np.arange(3 * n).reshape(n, 3)
+    out = (np.zeros(n, np.float32), np.zeros(n, np.float64), np.zeros(n, np.int32))
+    kernel = pk.kernel(COPY_FIELDS)
+    if backend.target not in ("c", "cuda"):  # (the layout is the same on every target)
+        assert struct_layout("rec", kernel.parsed(backend.target)[1].structs,
+                             backend.target).dtype == REC
+    xs, ws, ns, _ = _run(backend, kernel, (*out, recs), n)
+    np.testing.assert_array_equal(xs, recs["in"]["x"] * 2 + recs["flag"])
+    np.testing.assert_array_equal(ws, recs["w"])
+    np.testing.assert_array_equal(ns, recs["n"] @ np.array([1, 10, 100]))
+
+
+LOCALMEM = """
+typedef struct { float lo; float hi; } range;
+
+range widen(range a, range b) {
+    range r;
+    r.lo = a.lo < b.lo ? a.lo : b.lo;
+    r.hi = a.hi > b.hi ? a.hi : b.hi;
+    return r;
+}
+
+@kernel(workgroupsize=64) void group_range(range* out, const float* x) {
+    const long i = @index(Global, Linear);
+    const int l = (int)@index(Local, Linear);
+    @localmem range tile[64];
+    tile[l].lo = x[i];
+    tile[l].hi = x[i];
+    @synchronize();
+    for (int s = 32; s > 0; s /= 2) {
+        if (l < s) {
+            tile[l] = widen(tile[l], tile[l + s]);
+        }
+        @synchronize();
+    }
+    if (l == 0) {
+        range* o = &out[@index(Group, Linear)];
+        o->lo = tile[0].lo;
+        o->hi = tile[0].hi;
+    }
+}
+"""
+
+
+def test_localmem_of_structs_and_arrow_access(backend):
+    if backend.name.startswith("Metal") or "MLX" in repr(backend):
+        pytest.skip("MLX arrays have no structured dtypes")
+    x = np.random.default_rng(3).random(256).astype(np.float32)
+    out = np.zeros(4, np.dtype([("lo", np.float32), ("hi", np.float32)]))
+    got, _ = _run(backend, pk.kernel(LOCALMEM), (out, x), x.size)
+    np.testing.assert_array_equal(got["lo"], x.reshape(4, 64).min(axis=1))
+    np.testing.assert_array_equal(got["hi"], x.reshape(4, 64).max(axis=1))
+
+
+def test_struct_tag_definitions_render_a_typedef_for_opencl():
+    src = "struct pair { float a; int b; };\n@kernel void k(float* y, const pair* p) {\n" \
+          "    const long i = @index(Global, Linear);\n    y[i] = p[i].a + (float)p[i].b;\n}\n"
+    assert "typedef struct pair pair;" in pk.kernel(src).render("opencl")
+    p = np.zeros(3, np.dtype([("a", np.float32), ("b", np.int32)]))
+    p["a"], p["b"] = [1, 2, 3], [10, 20, 30]
+    y = np.zeros(3, np.float32)
+    pk.kernel(src)(y, p, ndrange=(3,))
+    np.testing.assert_array_equal(y, [11, 22, 33])
+
+
+def test_half_field(backend):
+    if backend.name.startswith("Metal") or "MLX" in repr(backend):
+        pytest.skip("MLX arrays have no structured dtypes")
+    if not backend.supports("float16"):
+        pytest.skip(f"{backend!r} has no half storage yet (half23b makes it portable)")
+    src = "typedef struct { half d; uint8_t q[2]; } hb;\n" \
+          "@kernel void k(float* y, const hb* b) {\n    const long i = @index(Global, Linear);\n" \
+          "    y[i] = (float)b[i].d * (float)b[i].q[1];\n}\n"
+    b = np.zeros(4, np.dtype([("d", np.float16), ("q", np.uint8, (2,))]))
+    b["d"], b["q"] = [0.5, 1.5, 2.5, -3], [[0, 2]] * 4
+    y = np.zeros(4, np.float32)
+    got, _ = _run(backend, pk.kernel(src), (y, b), 4)
+    np.testing.assert_array_equal(got, [1, 3, 5, -6])
+
+
+# -- mismatches -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype, match", [
+    (np.dtype([("d", np.float32), ("q", np.uint8, (16,))]),
+     r"field 1 is 'qs' \(uint8_t\[16\]\), but the array's dtype has 'q'"),
+    (np.dtype([("d", np.float64), ("qs", np.uint8, (16,))]),
+     r"field 'd' of struct block_q4_0 must be float at offset 0 on c, but the array's "
+     r"dtype has float64 at offset 0"),
+    (np.dtype({"names": ["d", "qs"], "formats": [np.float32, (np.uint8, (16,))],
+               "offsets": [0, 8]}),
+     r"field 'qs' of struct block_q4_0 must be uint8_t\[16\] at offset 4 on c, but the "
+     r"array's dtype has uint8 \(16,\) at offset 8"),
+    (np.dtype([("d", np.float32), ("qs", np.uint8, (8,))]), r"field 'qs'.*uint8 \(8,\)"),
+    (np.dtype({"names": ["d", "qs"], "formats": [np.float32, (np.uint8, (16,))],
+               "itemsize": 24}), r"is 20 bytes on c .* itemsize 24"),
+    (np.dtype([("d", np.float32), ("qs", np.uint8, (16,)), ("x", np.int8)]),
+     r"has a field 'x' that struct block_q4_0 does not"),
+    (np.dtype(np.uint8), r"pass a structured array of dtype numpy.dtype\(\[\('d', '<f4'\)"),
+])
+def test_layout_mismatch_names_the_field(dtype, match):
+    y = np.zeros(32, np.float32)
+    blocks = np.zeros(1 if dtype.fields else 20, dtype)
+    with pytest.raises(KernelTypeError, match=match) as info:
+        _q4_kernel()(pk.CPU())(y, blocks, ndrange=(32,))
+    assert "blocks" in str(info.value)
+    assert np.all(y == 0)
+
+
+@pytest.mark.parametrize("signature, match", [
+    ("float* y, const pair p", r"'p': a struct parameter \(pair\) cannot be passed by value"),
+    ("float* y, const pair p[:]", r"'p': a struct parameter \(pair\) cannot be an N-d array"),
+    ("float* y, const real* p", r"'real' is a type the source declares .* not a type "
+                                r"variable"),
+    ("float* y, const struct nope* p", r"only structs the source defines"),
+])
+def test_bad_struct_parameters_are_syntax_errors(signature, match):
+    src = "typedef struct { float a; } pair;\ntypedef float real;\n" \
+          f"@kernel void k({signature}) {{ }}\n"
+    with pytest.raises(KernelSyntaxError, match=match):
+        pk.kernel(src)
+
+
+def test_struct_names_are_never_type_variables():
+    assert pk.kernel(COPY_FIELDS).type_vars == ()
+    assert pk.kernel(COPY_FIELDS).parsed("c")[1].params[3].type == "rec"
+
+
+def test_a_pointer_field_is_refused_only_for_array_parameters():
+    local = "typedef struct { float* p; } view;\n@kernel void k(float* y) {\n" \
+            "    view v; v.p = y; v.p[@index(Global, Linear)] = 1.0f;\n}\n"
+    y = np.zeros(4, np.float32)
+    pk.kernel(local)(y, ndrange=(4,))
+    assert np.all(y == 1)
+    with pytest.raises(KernelSyntaxError, match=r"'v'.*view.*unsupported field"):
+        pk.kernel("typedef struct { float* p; } view;\n@kernel void k(const view* v) { }\n")
