@@ -69,6 +69,7 @@ from .elementwise import (
     vector_add_args,
     vector_add_ref,
 )
+from .f16 import f16_args, f16_ref
 from .inputs import (
     constant,
     first_shape,
@@ -225,6 +226,12 @@ _CATALOG = [
         particles4_args, ndrange_particles4, particles4_ref,
         constants=MappingProxyType({"NSTEPS": 100}), dtypes=(F32,),
         default_size=1 << 16, bench_size=1 << 20, rtol=1e-4, atol=1e-5),
+    Example(
+        "f16_roundtrip", "float32 to half and back: a half scale-and-store on every device "
+        "(computed in float where half arithmetic is missing), @bitcast to its 16 bits",
+        "f16_roundtrip.pk", "f16_roundtrip", _ELEMENTWISE, shape_any, f16_args, first_shape,
+        f16_ref, dtypes=(F32,), ndims=(1, 2, 3), default_size=1 << 20, bench_size=1 << 24,
+        rtol=0.0, atol=0.0),
 ]
 
 #: Every example, by name, in a stable order (simple kernels first). Treat it as read-only.

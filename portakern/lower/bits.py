@@ -1,7 +1,7 @@
 """``@bitcast(T, v)``, ``@load(T, p, offset)`` and ``@store(T, p, offset, v)``.
 
 * ``@bitcast(T, v)`` reinterprets the bits of the scalar ``v`` as the scalar type ``T`` of
-  the same size (``float``/``uint``, ``half``/``ushort``, ``int``/``uint``,
+  the same size (``float``/``uint``, ``half``/``uint16_t``, ``int``/``uint``,
   ``double``/``ulong``): OpenCL's ``as_T``, Metal's ``as_type<T>``, a ``memcpy`` on C++
   and CUDA (the ``bitcast`` macro of each target).
 * ``@load(T, p, offset)`` reads a ``T`` from the bytes ``p[offset] ..
@@ -30,8 +30,8 @@ BIT_CONSTRUCTS = ("@bitcast", "@load", "@store")
 ACCESS_CONSTRUCTS = frozenset({"@vload", "@vstore", *BIT_CONSTRUCTS})
 #: The scalar types these constructs take, and their sizes in bytes.
 BIT_SIZES = {
-    "char": 1, "uchar": 1, "int8_t": 1, "uint8_t": 1,
-    "short": 2, "ushort": 2, "int16_t": 2, "uint16_t": 2, "half": 2,
+    "char": 1, "int8_t": 1, "uint8_t": 1,
+    "short": 2, "int16_t": 2, "uint16_t": 2, "half": 2,
     "int": 4, "uint": 4, "int32_t": 4, "uint32_t": 4, "float": 4,
     "long": 8, "ulong": 8, "int64_t": 8, "uint64_t": 8, "double": 8,
 }

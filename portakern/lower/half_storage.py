@@ -29,6 +29,17 @@ from ..syntax.tokens import Token
 
 __all__ = ["half_storage", "half_words"]
 
+_BIT_MACROS = frozenset({"bitcast", "load_bytes", "store_bytes"})
+#: The conversions the half-storage rewrite of @bitcast/@load/@store of half calls.
+_BIT_HELPERS = """\
+static inline float pk_half_from_bits(ushort u) { return vload_half(0, (const half*)&u); }
+static inline ushort __attribute__((overloadable)) pk_half_bits(float x) {
+    ushort u; vstore_half_rte(x, 0, (half*)&u); return u; }
+static inline ushort __attribute__((overloadable)) pk_half_bits(ushort x) { return x; }
+static inline ushort __attribute__((overloadable)) pk_half_bits(short x) { return as_ushort(x); }
+static inline ushort __attribute__((overloadable)) pk_half_bits(int x) { return (ushort)x; }
+static inline ushort __attribute__((overloadable)) pk_half_bits(uint x) { return (ushort)x; }
+"""
 _COMPOUND = ("+", "-", "*", "/", "%", "&", "|", "^")
 _QUALIFIERS = frozenset({"const", "volatile", "restrict", "__global", "__local", "__private",
                          "__constant", "global", "local", "private", "constant"})
@@ -126,6 +137,7 @@ class _Rewriter:
     def __init__(self, words: frozenset[str], pointers: set[str]) -> None:
         self.words = words
         self.pointers = pointers
+        self.used_bits = False
 
     def parts(self, parts: list) -> list:
         out: list = []
@@ -133,7 +145,9 @@ class _Rewriter:
         n = len(parts)
         while i < n:
             p = parts[i]
-            if isinstance(p, Call):
+            if isinstance(p, Call) and p.macro in _BIT_MACROS:
+                out += self.bits(p)
+            elif isinstance(p, Call):
                 out.append(Call(p.macro, tuple(self.parts(a) if isinstance(a, list) else
                                                ("float" if a in self.words and not
                                                 p.macro.startswith("atomic") else a)
@@ -152,6 +166,28 @@ class _Rewriter:
                 out.append(p)
             i += 1
         return out
+
+    def bits(self, call: Call) -> list:
+        """``@bitcast``/``@load``/``@store`` of half (:mod:`portakern.lower.bits`): through
+        its 16 bits, a ``ushort``; a 16-bit integer from a half value (now a float) takes
+        the bits ``vstore_half_rte`` writes (``pk_half_bits``, by overload)."""
+        t, size, *rest = call.args
+        rest = [self.parts(a) for a in rest]
+        self.used_bits = True
+        if call.macro == "bitcast" and t in self.words:
+            return [Gen("pk_half_from_bits((ushort)("), *rest[0], Gen("))")]
+        if call.macro == "bitcast" and size == 2:
+            return [Call("bitcast", (t, size, [Gen("pk_half_bits("), *rest[0], Gen(")")]),
+                         call.line, call.col)]
+        if call.macro == "load_bytes" and t in self.words:
+            return [Gen("pk_half_from_bits("), Call("load_bytes", ("ushort", 2, *rest),
+                                                     call.line, call.col), Gen(")")]
+        if call.macro == "store_bytes" and t in self.words:
+            p, offset, v = rest
+            return [Call("store_bytes", ("ushort", 2, p, offset,
+                                         [Gen("pk_half_bits("), *v, Gen(")")]),
+                         call.line, call.col)]
+        return [Call(call.macro, (t, size, *rest), call.line, call.col)]
 
     def subscript(self, parts: list, i: int, open_: int, out: list) -> int:
         name = parts[i]
@@ -191,7 +227,10 @@ def half_storage(sections: list[list], words: frozenset[str],
     for s in sections:
         _pointer_names(s, words, found)
     rewriter = _Rewriter(words, found)
-    return [rewriter.parts(list(s)) for s in sections]
+    out = [rewriter.parts(list(s)) for s in sections]
+    if rewriter.used_bits and out:
+        out[0] = [Gen(_BIT_HELPERS), *out[0]]
+    return out
 
 
 def storage_variant(lowered, helpers: list, body: list, bindings: dict[str, str],
