@@ -25,6 +25,7 @@ from .host import NumPyArrays, same_args
 from .limits import both_paths, opencl_limits
 from .opencl_host import host_buffers, sync_host, writes_reach_host
 from .opencl_programs import Compiled, build_program, check_stack_use, local_memory
+from .opencl_programs import half_storage_variant
 
 __all__ = ["OpenCL", "CPU", "cpu_install_hint"]
 
@@ -137,7 +138,9 @@ class OpenCL(Backend):
         with _LOCK:
             hit = self._programs.get(rendered.source)
             if hit is None:
-                hit = build_program(cl, self.context, self.device, rendered, self.build_options)
+                hit = build_program(cl, self.context, self.device,
+                                    half_storage_variant(rendered, self._extensions),
+                                    self.build_options)
                 self._programs[rendered.source] = hit
         return hit
 
@@ -151,6 +154,8 @@ class OpenCL(Backend):
         if feature == "float64":
             return "cl_khr_fp64" in self._extensions
         if feature == "float16":
+            return True  # without cl_khr_fp16, as storage computed in float
+        if feature == "half_arithmetic":
             return "cl_khr_fp16" in self._extensions
         if feature == "int64_atomics":
             return "cl_khr_int64_base_atomics" in self._extensions

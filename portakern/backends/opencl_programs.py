@@ -172,3 +172,13 @@ def _check_local_memory(compiled: Compiled, arrays: list, device: Any) -> None:
         f"{describe_bytes(limit)} of local memory a group. Make the @localmem arrays "
         f"smaller (or use a global array), or run the kernel on the native path")
 
+
+
+def half_storage_variant(rendered: Any, extensions: str) -> Any:
+    """``rendered``, or its ``half_storage`` variant on a device without ``cl_khr_fp16``
+    (:mod:`portakern.lower.half_storage`): half arrays there are read and written with
+    ``vload_half``/``vstore_half`` and computed in float."""
+    if "cl_khr_fp16" in extensions or not rendered.fact("uses_half", False) \
+            or dict(rendered.extra).get("half_storage"):
+        return rendered
+    return rendered.variant(half_storage=True)

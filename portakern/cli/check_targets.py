@@ -39,9 +39,9 @@ def check_opencl(rendered: Any, sources: dict[str, str], kernel: Any) -> str:
     return f"built on {backend.device.name.strip()}"
 
 
-#: An extension's pragma in the OpenCL prelude, the ``supports()`` feature, its words.
+#: An extension's pragma in the OpenCL prelude, the ``supports()`` feature, its words (half
+#: needs none: without cl_khr_fp16 the device builds its half_storage variant).
 _OPENCL_FEATURES = (
-    ("cl_khr_fp16 : enable", "float16", "half arithmetic (cl_khr_fp16)"),
     ("cl_khr_fp64 : enable", "float64", "double arithmetic (cl_khr_fp64)"),
 )
 

@@ -69,6 +69,7 @@ from .elementwise import (
     vector_add_args,
     vector_add_ref,
 )
+from .f16 import f16_args, f16_ref
 from .inputs import (
     constant,
     first_shape,
@@ -272,6 +273,12 @@ _CATALOG = [
         "q4_0.pk", "q4_0", "an int n (about n values, in blocks of 32)", q4_0_shape,
         q4_0_args, first_shape, q4_0_ref, dtypes=(F32,), default_size=1 << 20,
         bench_size=1 << 24),
+    Example(
+        "f16_roundtrip", "float32 to half and back: a half scale-and-store on every device "
+        "(computed in float where half arithmetic is missing), @bitcast to its 16 bits",
+        "f16_roundtrip.pk", "f16_roundtrip", _ELEMENTWISE, shape_any, f16_args, first_shape,
+        f16_ref, dtypes=(F32,), ndims=(1, 2, 3), default_size=1 << 20, bench_size=1 << 24,
+        rtol=0.0, atol=0.0),
 ]
 
 #: Every example, by name, in a stable order (simple kernels first). Treat it as read-only.

@@ -35,7 +35,7 @@ from ..syntax.parts import is_tok as _is_tok
 from ..syntax.parts import split_top as _split_top
 from ..syntax.tree import Block, If, Loop, Node, Simple, has_barrier, parse_body, walk
 from ..types import KNOWN_TYPES
-from . import subgroups
+from . import bits, subgroups
 from .constructs import ConstructLowering
 
 __all__ = ["Lowerer", "NotLockstep", "ATOMIC_OPS", "KEYWORDS"]
@@ -206,8 +206,8 @@ class Lowerer(ConstructLowering):
                 i = close + 1
             elif name == "@print":
                 i = self.do_print(toks, i, out)
-            elif name in ("@vload", "@vstore"):
-                i = vectors.lower_access(toks, i, out, self.smap, self.lower_tokens)
+            elif name in bits.ACCESS_CONSTRUCTS:  # @vload/@vstore, @bitcast/@load/@store
+                i = bits.lower_access_or_bits(toks, i, out, self.smap, self.lower_tokens)
             elif name == "@kernel":
                 raise self.smap.error_at("@kernel cannot appear inside a kernel body", t)
             else:

@@ -11,7 +11,7 @@ the ``#line`` directives written here.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -305,6 +305,13 @@ def render_lowered(lowered: LoweredKernel, module_helpers: object, target: str,
     emitter = _Emitter(macros, type_names, filename)
     helper_parts, body_parts = _place_pointers(lowered, lower_helpers(module_helpers), target,
                                                filename)
+    local_decls, half_bits = lowered.localmem, {}
+    if extra.get("half_storage"):
+        # A device without half arithmetic: half is storage, computed in float.
+        from ..lower.half_storage import storage_variant
+
+        helper_parts, body_parts, local_decls, half_bits = storage_variant(
+            lowered, helper_parts, body_parts, bindings)
     helpers = emitter.emit(helper_parts)
     if lowered.line:
         # The generated signature (and local memory) belong to the user's @kernel line,
@@ -318,14 +325,16 @@ def render_lowered(lowered: LoweredKernel, module_helpers: object, target: str,
     from ..syntax.parts import Call
 
     aside = _Emitter(macros, type_names, filename)  # the rendering's #line state untouched
-    hidden = [aside.emit(decl) for decl in lowered.localmem
+    hidden = [aside.emit(decl) for decl in local_decls
               if decl and isinstance(decl[0], Call) and decl[0].macro != "localmem"]
     localmem = "\n".join(
         (f"#line {decl[0].line} {emitter.quoted}\n" if getattr(decl[0], "line", 0) else "")
-        + emitter.emit(decl) for decl in lowered.localmem if decl)
+        + emitter.emit(decl) for decl in local_decls if decl)
     resolved = []
     for p in lowered.params:
         t = bindings.get(p.type, p.type)
+        if p.name in half_bits:
+            p, t = replace(p, name=half_bits[p.name]), "ushort"
         resolved.append((p, type_names.get(t, t), t))
     typedefs = [(name, type_names.get(t, t), t) for name, t in bindings.items()]
     all_text = helpers + body + localmem + " ".join(t for _, t, _ in typedefs) + " ".join(
@@ -337,7 +346,7 @@ def render_lowered(lowered: LoweredKernel, module_helpers: object, target: str,
     from ..lower.private_atomics import taken
 
     private = taken(lowered.private_atomics, {p.name: t for p, _, t in resolved})
-    meta = (("arrays", declared_arrays(lowered.localmem, (helper_parts, body_parts), bindings,
+    meta = (("arrays", declared_arrays(local_decls, (helper_parts, body_parts), bindings,
                                        hidden, dict(getattr(macros, "buffer_sizes", {})))),
             ("group_bound", lowered.group_bound if lowered.lockstep else None),
             ("contract", lowered.contract),
@@ -357,7 +366,7 @@ def render_lowered(lowered: LoweredKernel, module_helpers: object, target: str,
         ndim=lowered.ndim,
         names=names,
         uses_double="double" in names,
-        uses_half=uses_half,
+        uses_half=uses_half and not extra.get("half_storage"),
         uses_atomics=any(n.startswith("pk_atomic_") for n in names)
         or bool(lowered.private_atomics),
         private_atomics=private,

@@ -441,7 +441,7 @@ KERNEL_CONSTRUCTS = frozenset({
     # subgroup operations (portakern.lower.subgroups)
     "@subgroupsize", "@subgroupid", "@laneid", "@shuffle", "@shuffle_down", "@shuffle_up",
     "@shuffle_xor", "@broadcast", "@subgroupreduce",
-    "@groups", "@print", "@vload", "@vstore",
+    "@groups", "@print", "@vload", "@vstore", "@bitcast", "@load", "@store",
     # N-d array parameters (portakern.lower.subscripts)
     "@size", "@length",
 })

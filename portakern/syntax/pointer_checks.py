@@ -95,9 +95,26 @@ _CXX_CASTS = frozenset({"reinterpret_cast", "static_cast", "const_cast"})
 #: What the refusal of a pointer cast tells the user to write instead.
 LOAD_STORE_HINT = (
     "read and write bytes of another type with @load(T, p, offset) and "
-    "@store(T, p, offset, v) (byte offsets into a 'const uint8_t* p'; DESIGN section 1a, "
-    "not yet in this version), or pass the data as an array of that type itself "
-    "('const float* x')")
+    "@store(T, p, offset, v) (byte offsets into a 'const uint8_t* p', any alignment; "
+    "docs/language.md, 'Bit casts and byte-addressed loads'), reinterpret a value with "
+    "@bitcast(T, v), or pass the data as an array of that type itself ('const float* x')")
+
+
+def _cast_message(sig: list[Token], n: int, close: int, arrays: dict[str, str]) -> str:
+    """What the refusal of the pointer cast ``sig[n:close + 1]`` says: both types, the fix."""
+    spelled = " ".join(x.text for x in sig[n + 1:close]).replace(" *", "*")
+    target = " ".join(x.text for x in sig[n + 1:close] if x.text not in QUALIFIERS
+                      and x.text != "*")
+    source = next((x for x in sig[close + 1:close + 4] if x.kind == "id"), None)
+    what = "a pointer"
+    if source is not None and source.text in arrays:
+        what = f"a pointer, {source.text!r} ({arrays[source.text]}*),"
+    name = source.text if source is not None else "p"
+    return (f"'({spelled})' casts {what} to another pointer type ({spelled}), which is not "
+            f"portable (OpenCL and Metal need the address space of every pointer, and "
+            f"reading one type's bytes as another is undefined in C); read it with "
+            f"@load({target}, {name}, offset) (write with @store({target}, {name}, offset, "
+            f"v)), a byte offset; {LOAD_STORE_HINT}")
 
 
 def check_flat_access(tokens: list[Token], smap: SourceMap, arrays: dict[str, str],
@@ -126,12 +143,7 @@ def check_flat_access(tokens: list[Token], smap: SourceMap, arrays: dict[str, st
             if close is not None and close + 1 < len(sig) and not (
                     sig[close + 1].kind == "punct"
                     and sig[close + 1].text in (")", ";", ",", "]", "}", "{")):
-                spelled = " ".join(x.text for x in sig[n + 1:close]).replace(" *", "*")
-                raise smap.error_at(
-                    f"'({spelled})' casts a pointer to another pointer type, which is not "
-                    f"portable (OpenCL and Metal need the address space of every pointer, "
-                    f"and reading one type's bytes as another is undefined in C); "
-                    f"{LOAD_STORE_HINT}", t)
+                raise smap.error_at(_cast_message(sig, n, close, arrays), t)
         elif t.kind == "id" and t.text in _CXX_CASTS and n + 1 < len(sig) \
                 and sig[n + 1].is_punct("<"):
             end = next((m for m in range(n + 2, len(sig)) if sig[m].is_punct(">")), None)
