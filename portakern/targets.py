@@ -152,10 +152,10 @@ OPENCL_RESERVED_WORDS = frozenset({
 _BUILTIN = (
     TargetInfo("opencl", "OpenCL", pointer_address_spaces=True, address_spaces=OPENCL_SPACES,
                reserved_words=OPENCL_RESERVED_WORDS, initcheck=True),
-    TargetInfo("cuda", "CUDA"),
+    TargetInfo("cuda", "CUDA", initcheck=True),
     TargetInfo("metal", "Metal", printf=False, prints=False, pointer_address_spaces=True,
                address_spaces=METAL_SPACES,
-               reserved_words=METAL_RESERVED_WORDS, double=False),
+               reserved_words=METAL_RESERVED_WORDS, double=False, initcheck=True),
     TargetInfo("c", "the native C++ path (CPU())", lockstep=True, printf=False),
 )
 _TABLE: dict[str, TargetInfo] = {t.name: t for t in _BUILTIN}

@@ -84,11 +84,11 @@ def group_shadows(local_dims: dict[str, list[list]], localmem: list
     """For a target whose work-items run at once (OpenCL): the code that clears the
     shadows (``initcheck_clear``: every work-item clears its share, then a barrier, at
     the top of the kernel, where every work-item is), the arrays that have one, and
-    the shadows' ``@localmem`` declarations (``pk_w_<name>``, one ``uchar`` each)."""
+    the shadows' ``@localmem`` declarations (``pk_w_<name>``, one ``unsigned char`` each)."""
     decls = {d[0].args[1]: d[0] for d in localmem
              if d and isinstance(d[0], Call) and d[0].macro == "localmem"}
     have = {name: k for k, name in enumerate(local_dims) if name in decls}
-    extra = [[Call("localmem", ([Token("id", "uchar", 0, 0)], f"pk_w_{name}",
+    extra = [[Call("localmem", ([Token("id", "unsigned char", 0, 0)], f"pk_w_{name}",
                                 decls[name].args[2]), decls[name].line)] for name in have]
     clear = [Call("initcheck_clear", (tuple(have),), 0)] if have else []
     return clear, have, extra

@@ -31,23 +31,28 @@ from __future__ import annotations
 from ..syntax.language import Token
 from ..syntax.parts import BARRIER, Call, Gen
 
-__all__ = ["RACE_DIMENSION", "RACE_FIELDS", "bump_epochs", "group_race_shadows"]
+__all__ = ["FIELDS_NAME", "RACE_DIMENSION", "RACE_FIELDS", "bump_epochs", "group_race_shadows"]
 
 #: The dimension field of a fault code that marks a race.
 RACE_DIMENSION = 14
-#: The ints of one element's race shadow.
+#: The ints of one element's race shadow on the native path and OpenCL.
 RACE_FIELDS = 7
+#: The constant that sizes the race shadows' last dimension: each target's debug accessors
+#: define it, and its ``buffer_sizes`` name its value (OpenCL :data:`RACE_FIELDS`; CUDA and
+#: Metal 2, whose threads run at once: templates/cuda/macros.j2).
+FIELDS_NAME = "PK_RC_FIELDS"
 
 
 def group_race_shadows(have: dict[str, int], localmem: list) -> tuple[list, list]:
-    """For OpenCL: the code that clears the race shadows (to run after initcheck's clear,
-    before its barrier), and their ``@localmem`` declarations (``int pk_rcs_<name>``, one
-    row of :data:`RACE_FIELDS` per element)."""
+    """For a target whose work-items run at once (OpenCL, CUDA, Metal): the code that clears
+    the race shadows (to run before initcheck's clear and its barrier), and their
+    ``@localmem`` declarations (``int pk_rcs_<name>``, one row of :data:`FIELDS_NAME` ints
+    per element)."""
     decls = {d[0].args[1]: d[0] for d in localmem
              if d and isinstance(d[0], Call) and d[0].macro == "localmem"}
     names = tuple(n for n in have if n in decls)
     extra = [[Call("localmem", ([Token("id", "int", 0, 0)], f"pk_rcs_{n}",
-                                [*decls[n].args[2], Gen(f"[{RACE_FIELDS}]")]), decls[n].line)]
+                                [*decls[n].args[2], Gen(f"[{FIELDS_NAME}]")]), decls[n].line)]
              for n in names]
     return ([Call("race_clear", (names,), 0)] if names else []), extra
 
