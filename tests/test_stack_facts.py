@@ -101,5 +101,5 @@ def test_no_fact_is_written_into_the_source():
         r = k.variant("c", bindings, 2 if name == "matmul_tiled" else 1)
         assert "portakern group bound" not in r.source
         assert dict(r.meta).keys() == {"arrays", "group_bound", "contract", "uses_half",
-                                       "mlx_renames", "sized_local"}
+                                       "mlx_renames", "sized_local", "private_atomics"}
         assert dict(r.meta)["sized_local"] == ()  # constant sizes only
