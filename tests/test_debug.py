@@ -330,8 +330,11 @@ class TestCPUOpenCLPathDebug(_DebugMode, ConformanceSuite):
     backend = pk.CPU
 
     @pytest.fixture(autouse=True)
-    def _opencl_path(self, monkeypatch):
+    def _opencl_path(self, monkeypatch, request):
         monkeypatch.setenv("PORTAKERN_CPU", "opencl")
+        if "float16" in request.node.name and not pk.CPU().supports("half_arithmetic"):
+            pytest.skip("debug mode's checked half accesses need cl_khr_fp16 on the OpenCL "
+                        "path (refused with a KernelTypeError; see test_half_debug_refused)")
 
 
 @pytest.mark.slow
@@ -348,3 +351,17 @@ class TestMetalDebug(_DebugMode, ConformanceSuite):
 
 def test_the_debugging_page_runs(run_doc) -> None:
     run_doc("debugging.md")
+
+
+def test_half_debug_refused_on_opencl_without_half_arithmetic(monkeypatch):
+    # Half storage (vload_half/vstore_half) does not yet cover debug mode's checked
+    # accesses: on a device without cl_khr_fp16 the launch is refused, not miscompiled.
+    monkeypatch.setenv("PORTAKERN_CPU", "opencl")
+    if pk.CPU().supports("half_arithmetic"):
+        pytest.skip("this OpenCL device has half arithmetic")
+    k = pk.kernel("@kernel void f(half* y) { const long i = @index(Global, Linear); "
+                  "y[i] = y[i] * 2; }", debug=True)
+    y = np.ones(8, np.float16)
+    with pytest.raises(pk.KernelTypeError, match="debug mode.*PORTAKERN_CPU=native"):
+        k(y, ndrange=y.shape)
+    assert (y == 1).all()

@@ -4,6 +4,8 @@ against the layout portakern computes per target."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -209,13 +211,20 @@ def test_half_field(backend):
     if backend.name.startswith("Metal") or "MLX" in repr(backend):
         pytest.skip("MLX arrays have no structured dtypes")
     if not backend.supports("float16"):
-        pytest.skip(f"{backend!r} has no half storage yet (half23b makes it portable)")
+        pytest.skip(f"{backend!r} has no half storage")
     src = "typedef struct { half d; uint8_t q[2]; } hb;\n" \
           "@kernel void k(float* y, const hb* b) {\n    const long i = @index(Global, Linear);\n" \
           "    y[i] = (float)b[i].d * (float)b[i].q[1];\n}\n"
     b = np.zeros(4, np.dtype([("d", np.float16), ("q", np.uint8, (2,))]))
     b["d"], b["q"] = [0.5, 1.5, 2.5, -3], [[0, 2]] * 4
     y = np.zeros(4, np.float32)
+    opencl_path = type(backend) is pk.OpenCL or os.environ.get("PORTAKERN_CPU") == "opencl"
+    if opencl_path and not backend.supports("half_arithmetic"):
+        # Half storage does not reach struct fields yet: refused, never a wrong layout.
+        with pytest.raises(pk.KernelTypeError, match="half field.*cl_khr_fp16"):
+            _run(backend, pk.kernel(src), (y, b), 4)
+        assert (y == 0).all()
+        return
     got, _ = _run(backend, pk.kernel(src), (y, b), 4)
     np.testing.assert_array_equal(got, [1, 3, 5, -6])
 

@@ -181,4 +181,13 @@ def half_storage_variant(rendered: Any, extensions: str) -> Any:
     if "cl_khr_fp16" in extensions or not rendered.fact("uses_half", False) \
             or dict(rendered.extra).get("half_storage"):
         return rendered
+    lowered = rendered.with_lowered().lowered
+    if lowered is not None and lowered.debug:
+        from ..errors import KernelTypeError
+
+        raise KernelTypeError(
+            f"kernel {rendered.name!r} stores half values, and debug mode's checked "
+            "accesses are not yet rewritten as half storage (vload_half/vstore_half) for an "
+            "OpenCL device without cl_khr_fp16; run it in debug mode on the native path "
+            "(PORTAKERN_CPU=native) or on a device with half arithmetic")
     return rendered.variant(half_storage=True)
