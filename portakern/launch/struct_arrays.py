@@ -16,6 +16,7 @@ import numpy as np
 from ..analysis.struct_layouts import FieldLayout, StructLayout, struct_layout
 from ..errors import KernelTypeError
 from ..syntax.structs import StructDef
+from ..targets import target_info
 
 __all__ = ["check_struct_array", "struct_dtype"]
 
@@ -54,8 +55,8 @@ def check_struct_array(where: str, type_name: str, structs: dict[str, StructDef]
         Naming the first field that differs (name, type or offset), or the itemsize.
     """
     layout = struct_layout(type_name, structs, target)
-    if target == "opencl" and _has_half(type_name, structs, target) \
-            and not backend.supports("half_arithmetic"):
+    if target_info(target).facts().half_arithmetic == "device" \
+            and _has_half(type_name, structs, target) and not backend.supports("half_arithmetic"):
         raise KernelTypeError(
             f"{where} is an array of struct {type_name}, which has a half field; this OpenCL "
             f"device has no half arithmetic (cl_khr_fp16), and half storage does not yet "
