@@ -1,0 +1,132 @@
+"""Kernel shapes the native path runs in another form (portakern/lower/native_shapes.py):
+grid-stride loops as one element per item, 32-bit index variables widened. Each rewrite
+must keep the kernel's results for every launch, the ones it runs the other form for and
+the ones it does not."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import portakern as pk
+from portakern.backends.native import NativeCPU
+
+native = pytest.mark.skipif(
+    not NativeCPU.available(), reason=f"no native CPU path here: {NativeCPU.available().reason}")
+
+GRID = """
+@kernel void gs(float* y, const float* x, const float a, const long n) {
+    for (long i = @index(Global, Linear); i < n; i += @ndrange()) {
+        if (x[i] < 0.0f) continue;
+        y[i] += a * x[i];
+    }
+}
+"""
+
+
+def _case(n):
+    rng = np.random.default_rng(1)
+    return rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(
+        np.float32)
+
+
+def _want(y, x, a, n):
+    out = y.copy()
+    sel = np.arange(len(y)) < n
+    sel &= x >= 0
+    out[sel] += a * x[sel]
+    return out
+
+
+def test_grid_stride_loop_renders_the_once_form_for_c_only():
+    k = pk.kernel(GRID)
+    c = k.render("c")
+    assert "if (PK_F)" in c and "pk_flat" in c
+    assert "PK_F" not in k.render("opencl") and "PK_F" not in k.render("cuda")
+
+
+@pytest.mark.parametrize("src", [
+    # The bound names a pointer's element: it could change as the loop runs.
+    GRID.replace("i < n;", "i < (long)x[0];"),
+    # The loop assigns its index.
+    GRID.replace("y[i] += a * x[i];", "y[i] += a * x[i]; i += 0;"),
+    # A step other than the whole ndrange.
+    GRID.replace("i += @ndrange()", "i += 2 * @ndrange()"),
+    # Something before the loop.
+    GRID.replace("    for (", "    y[0] = y[0];\n    for ("),
+    # The bound is written in the loop.
+    GRID.replace("long n)", "long n0)").replace("i < n;", "i < n0;").replace(
+        "y[i] += a * x[i];", "y[i] += a * x[i]; n0 = n0;").replace(
+        "const long n0", "long n0"),
+    # An @ construct in the loop.
+    GRID.replace("y[i] += a * x[i];", "y[i] += a * x[i] + @index(Global, Linear);"),
+])
+def test_other_loops_keep_their_form(src):
+    assert "PK_F" not in pk.kernel(src).render("c")
+
+
+@native
+@pytest.mark.parametrize("items", [1, 7, 64, 1000, 4096, 5000, 9000])
+@pytest.mark.parametrize("n", [0, 1, 4097])
+def test_grid_stride_results_for_any_ndrange(items, n):
+    y, x = _case(4200)
+    a = np.float32(1.5)
+    want = _want(y, x, a, n)
+    pk.kernel(GRID)(pk.CPU())(y, x, a, np.int64(n), ndrange=(items,))
+    np.testing.assert_allclose(y, want, rtol=1e-6, atol=1e-6)
+
+
+@native
+@pytest.mark.parametrize("items", [128, 100])
+def test_grid_stride_with_unsafe_indices_runs_the_items_it_runs(items):
+    """With unsafe_indices every item of the groups runs: 128 of them either way here,
+    so ndrange=(100,) updates some elements twice, as written (no flat form there)."""
+    src = GRID.replace("@kernel void", "@kernel(unsafe_indices) void").replace(
+        "if (x[i] < 0.0f) continue;\n", "")
+    n = 3000
+    y, x = np.zeros(n, np.float32), np.ones(n, np.float32)
+    pk.kernel(src)(pk.CPU(), 64)(y, x, np.float32(1), np.int64(n), ndrange=(items,))
+    want = np.zeros(n, np.float32)
+    for g in range(128):
+        want[g:n:items] += 1
+    np.testing.assert_array_equal(y, want)
+
+
+INDEX = """
+@kernel void s(float* y, const float* x, const float a) {
+    %s tid = @index(Global, Linear);
+    y[tid] = a * x[tid] + y[tid];
+}
+"""
+
+
+@pytest.mark.parametrize("t, ctype", [("uint", "unsigned int"), ("int", "int")])
+def test_index_variable_widened_when_only_subscripting(t, ctype):
+    c = pk.kernel(INDEX % t).render("c")
+    assert f"pk_idx<PK_W, {ctype}>::type" in c
+    limit = 1 << (32 if t == "uint" else 31)
+    assert f"pk_wide = pk_ext0 <= {limit}LL" in c
+    assert "pk_idx" not in pk.kernel(INDEX % "long").render("c")
+    assert "pk_idx" not in pk.kernel(INDEX % t).render("opencl")
+
+
+@pytest.mark.parametrize("body", [
+    "y[tid] = a * x[tid - 1u];",  # arithmetic: a wrap at 0 must stay a wrap
+    "y[tid] = (float)tid;",
+    "tid += 1; y[tid] = x[tid];",
+    "y[tid] = x[(tid)];",
+])
+def test_index_variable_kept_for_other_uses(body):
+    src = INDEX.replace("y[tid] = a * x[tid] + y[tid];", body) % "uint"
+    assert "pk_idx" not in pk.kernel(src).render("c")
+
+
+@native
+@pytest.mark.parametrize("t", ["uint", "int"])
+@pytest.mark.parametrize("n", [1, 1000, 100_003])
+def test_widened_index_results(t, n):
+    y, x = _case(n)
+    a = np.float32(0.5)
+    want = a * x + y
+    pk.kernel(INDEX % t)(pk.CPU())(y, x, a, ndrange=(n,))
+    np.testing.assert_allclose(y, want, rtol=1e-6, atol=1e-6)
