@@ -130,3 +130,39 @@ def test_widened_index_results(t, n):
     want = a * x + y
     pk.kernel(INDEX % t)(pk.CPU())(y, x, a, ndrange=(n,))
     np.testing.assert_allclose(y, want, rtol=1e-6, atol=1e-6)
+
+
+BROADCAST = """
+@kernel void badd(T out[:, :], const T a[:, :], const T b[:, :]) {
+    auto [i, j] = @index(Global, NTuple);
+    out[i, j] = a[i, j] + b[i, j];
+}
+"""
+
+
+def test_const_nd_arrays_get_a_zero_stride_launch():
+    c = pk.kernel(BROADCAST).render("c", T="float")
+    # a's and b's innermost strides (arguments 11 and 16), not out's (6).
+    assert "if (pk_a11 == 0) {" in c and "} else if (pk_a16 == 0) {" in c
+    assert "pk_a6 == 0" not in c
+    flat = pk.kernel(INDEX % "long").render("c")
+    assert "== 0) {" not in flat.split("pk_launch")[1]
+
+
+@native
+@pytest.mark.parametrize("which", ["row", "column", "scalar", "strided", "both"])
+def test_broadcast_views_agree_with_numpy(which):
+    rng = np.random.default_rng(2)
+    h, w = 37, 70
+    a = rng.standard_normal((h, w)).astype(np.float32)
+    full = rng.standard_normal((h, 2 * w)).astype(np.float32)
+    b = {"row": np.broadcast_to(full[0, :w], (h, w)),
+         "column": np.broadcast_to(full[:, :1], (h, w)),
+         "scalar": np.broadcast_to(full[0, 0], (h, w)),
+         "strided": full[:, ::2],
+         "both": np.broadcast_to(full[:, :1], (h, w))}[which]
+    if which == "both":
+        a = np.broadcast_to(full[:1, 3], (h, w))
+    out = np.zeros((h, w), np.float32)
+    pk.kernel(BROADCAST)(pk.CPU())(out, a, b, ndrange=(h, w))
+    np.testing.assert_array_equal(out, a + b)
