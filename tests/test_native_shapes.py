@@ -58,11 +58,32 @@ def test_grid_stride_loop_renders_the_once_form_for_c_only():
     GRID.replace("long n)", "long n0)").replace("i < n;", "i < n0;").replace(
         "y[i] += a * x[i];", "y[i] += a * x[i]; n0 = n0;").replace(
         "const long n0", "long n0"),
+    # A float bound: i < 2.5 is not i < (long)2.5.
+    GRID.replace("const long n)", "const float n)"),
+    GRID.replace("i < n;", "i < n + 0.5f;"),
+    # A float index.
+    GRID.replace("for (long i", "for (float i").replace("x[i]", "x[(long)i]").replace(
+        "y[i]", "y[(long)i]"),
     # An @ construct in the loop.
     GRID.replace("y[i] += a * x[i];", "y[i] += a * x[i] + @index(Global, Linear);"),
 ])
 def test_other_loops_keep_their_form(src):
     assert "PK_F" not in pk.kernel(src).render("c")
+
+
+@native
+@pytest.mark.parametrize("t", ["int", "uint"])
+def test_grid_stride_bound_expression(t):
+    """BOUND evaluated in pk_launch with the parameters' own types (uint wraps there too)."""
+    src = GRID.replace("const long n)", f"const {t} n)").replace("i < n;", "i < (n - 3u) / 2;")
+    assert "PK_F" in pk.kernel(src).render("c")
+    y, x = _case(4200)
+    for n in (3, 4000, 8403):
+        want = _want(y, x, np.float32(1), min(4200, (n - 3) // 2))
+        got = y.copy()
+        pk.kernel(src)(pk.CPU())(got, x, np.float32(1), getattr(np, f"{t}32")(n),
+                                 ndrange=(96,))
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
 
 
 @native
@@ -121,8 +142,15 @@ def test_index_variable_kept_for_other_uses(body):
     assert "pk_idx" not in pk.kernel(src).render("c")
 
 
+def test_index_variable_forms():
+    const = INDEX.replace("%s tid", "const %s tid") % "uint"
+    assert "const typename pk_idx<PK_W, unsigned int>::type" in pk.kernel(const).render("c")
+    # `unsigned int tid`: two type words, kept as written.
+    assert "pk_idx" not in pk.kernel(INDEX % "unsigned int").render("c")
+
+
 @native
-@pytest.mark.parametrize("t", ["uint", "int"])
+@pytest.mark.parametrize("t", ["uint", "int", "const uint", "unsigned int"])
 @pytest.mark.parametrize("n", [1, 1000, 100_003])
 def test_widened_index_results(t, n):
     y, x = _case(n)

@@ -21,6 +21,7 @@ and is chosen per launch by ``pk_launch``:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ..syntax.language import Token
@@ -30,6 +31,12 @@ __all__ = ["NativeShapes", "native_shapes"]
 
 #: A 32-bit index type: the most items whose linear indices it holds.
 _WIDE_LIMITS = {"uint": 1 << 32, "int": 1 << 31}
+#: Integer types a grid-stride loop's index and bound may have (a float bound would
+#: compare otherwise than its conversion to an item count).
+_INTEGERS = frozenset({"int", "uint", "long", "ulong", "short", "ushort", "char", "uchar",
+                       "size_t", "int8_t", "uint8_t", "int16_t", "uint16_t", "int32_t",
+                       "uint32_t", "int64_t", "uint64_t"})
+_INT_LITERAL = re.compile(r"(0[xX][0-9a-fA-F]+|\d+)[uUlL]*")
 
 
 @dataclass(frozen=True)
@@ -92,6 +99,12 @@ def _widen(parts: list, type_names: dict[str, str]) -> tuple[list, int]:
     for k, p in enumerate(parts):
         if not (isinstance(p, Token) and p.kind == "id" and p.text in _WIDE_LIMITS):
             continue
+        before = k - 1
+        while before >= 0 and isinstance(parts[before], Token) and parts[before].kind == "ws":
+            before -= 1
+        if before >= 0 and isinstance(parts[before], Token) and parts[before].text in (
+                "unsigned", "signed", "long", "short"):
+            continue  # `unsigned int tid`: another type than the token says
         n = _sig(parts, k + 1)
         if n >= len(parts) or not (isinstance(parts[n], Token) and parts[n].kind == "id"):
             continue
@@ -112,7 +125,8 @@ def _widen(parts: list, type_names: dict[str, str]) -> tuple[list, int]:
 
 def _grid_stride(parts: list, params: list) -> tuple[list, str]:
     """The body with its grid-stride loop's increment rewritten, and the bound."""
-    scalars = {p.name: k for k, p in enumerate(params) if not p.pointer}
+    scalars = {p.name: k for k, p in enumerate(params)
+               if not p.pointer and p.type in _INTEGERS}
     # parts: mask prologue ... Gen('if (pk_active) {') BODY Gen('}'), or BODY unmasked
     start = next((k for k, p in enumerate(parts)
                   if isinstance(p, Gen) and p.text == "if (pk_active) {"), -1)
@@ -126,7 +140,7 @@ def _grid_stride(parts: list, params: list) -> tuple[list, str]:
     if not _is(parts[k], "("):
         return parts, ""
     k = init = _sig(parts, k + 1)
-    if not (isinstance(parts[k], Token) and parts[k].kind == "id"):
+    if not (isinstance(parts[k], Token) and parts[k].text in _INTEGERS):
         return parts, ""
     k = _sig(parts, k + 1)
     var = parts[k]
@@ -157,7 +171,8 @@ def _grid_stride(parts: list, params: list) -> tuple[list, str]:
             if p.text not in scalars:
                 return parts, ""
             bound.append(f"pk_a{scalars[p.text]}")
-        elif p.kind in ("num", "ws") or p.text in "+-*/()":
+        elif p.kind == "ws" or p.text in ("+", "-", "*", "/", "(", ")") or (
+                p.kind == "num" and _INT_LITERAL.fullmatch(p.text)):
             bound.append(p.text)
         else:
             return parts, ""
