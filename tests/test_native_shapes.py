@@ -66,9 +66,32 @@ def test_grid_stride_loop_renders_the_once_form_for_c_only():
         "y[i]", "y[(long)i]"),
     # An @ construct in the loop.
     GRID.replace("y[i] += a * x[i];", "y[i] += a * x[i] + @index(Global, Linear);"),
+    # A written array at another index: the same item's previous iteration wrote it.
+    GRID.replace("y[i] += a * x[i];", "if (i >= 1) y[i] += y[i - 1];"),
+    GRID.replace("y[i] += a * x[i];", "float* p = y + i; *p += a * x[i];"),
+    # A scalar parameter carried from one iteration to the next.
+    GRID.replace("const float a", "float a").replace("y[i] += a * x[i];",
+                                                     "a += 1.0f; y[i] = a;"),
 ])
 def test_other_loops_keep_their_form(src):
     assert "PK_F" not in pk.kernel(src).render("c")
+
+
+@native
+def test_grid_stride_loop_with_a_carried_dependence_keeps_its_order():
+    # Each item walks its own strided chain y[i] += y[i - S]: a prefix sum per residue.
+    src = """
+@kernel void chain(float* y, const long n) {
+    for (long i = @index(Global, Linear); i < n; i += @ndrange()) {
+        if (i >= @ndrange()) y[i] += y[i - @ndrange()];
+    }
+}"""
+    k = pk.kernel(src)
+    n, items = 4096, 64
+    y = np.ones(n, np.float32)
+    k(pk.CPU())(y, n, ndrange=items)
+    want = np.ones(n, np.float32).reshape(-1, items).cumsum(axis=0).ravel()
+    np.testing.assert_array_equal(y, want)
 
 
 @native

@@ -13,7 +13,9 @@ and is chosen per launch by ``pk_launch``:
   ``for (T i = @index(Global, Linear); i < BOUND; i += @ndrange()) { ... }``, ``BOUND``
   made of scalar parameters and literals that the loop does not name, its body free of
   ``@`` constructs, ``break``, ``return`` and ``goto`` and never assigning ``i``, covers
-  each ``i`` in ``[0, BOUND)`` once, in work-items that are unordered anyway. With
+  each ``i`` in ``[0, BOUND)`` once, in work-items that are unordered anyway. Its
+  iterations are independent: every array parameter it may write is subscripted by
+  exactly ``[i]`` and no scalar parameter is assigned (else the loop is left as written). With
   ``PK_F`` the loop runs once per item (``i = PK_F ? BOUND : i + @ndrange()``) and the
   launch runs ``BOUND`` items: consecutive items are consecutive elements, which
   vectorise, where each item's strided walk through the whole array did not.
@@ -195,6 +197,8 @@ def _grid_stride(parts: list, params: list) -> tuple[list, str]:
     open_ = _sig(parts, close + 1)
     if not _is(parts[open_], "{"):
         return parts, ""
+    written = {p.name for p in params if p.writable}
+    values = {p.name for p in params if not p.pointer}
     depth, k = 1, open_ + 1
     while k < len(parts) and depth:
         p = parts[k]
@@ -205,8 +209,10 @@ def _grid_stride(parts: list, params: list) -> tuple[list, str]:
                 return parts, ""
             depth += p.text == "{"
             depth -= p.text == "}"
-            if p.text == var.text and not _read_only(parts, k):
-                return parts, ""
+            if p.text in (var.text, *values) and not _read_only(parts, k):
+                return parts, ""  # i, or a scalar parameter carried between iterations
+            if p.kind == "id" and p.text in written and not _at_index(parts, k, var.text):
+                return parts, ""  # y[i - 1] may be another iteration's element
         k += 1
     if depth or _sig(parts, k) != end:
         return parts, ""  # more than the loop in the kernel
@@ -218,6 +224,15 @@ def _grid_stride(parts: list, params: list) -> tuple[list, str]:
             *user_bound, Gen(")) do "), *parts[open_:k], Gen(" while (0); } else ")]
     new = [*parts[:for_], *once, *parts[for_:]]
     return new, text
+
+
+def _at_index(parts: list, k: int, var: str) -> bool:
+    """Whether the array named at ``k`` is subscripted by exactly ``[var]``: an iteration
+    then touches only its own element of a written array, so iterations are independent."""
+    o = _sig(parts, k + 1)
+    v = _sig(parts, o + 1) if o < len(parts) and _is(parts[o], "[") else len(parts)
+    c = _sig(parts, v + 1) if v < len(parts) and _is(parts[v], var) else len(parts)
+    return c < len(parts) and _is(parts[c], "]")
 
 
 def _read_only(parts: list, k: int) -> bool:
