@@ -38,10 +38,17 @@ def test_every_workload_runs_and_agrees_with_numpy():
     rows, _ = _quick(backend="CPU")
     kernel_rows = [r for r in rows
                    if not r.name.startswith(("launch", "get_backend", "kernel creation"))]
-    from portakern.bench import auto_rows, block_rows, ndarray_rows, row_rows, scan_rows
+    from portakern.bench import (
+        auto_rows,
+        block_rows,
+        ndarray_rows,
+        row_rows,
+        scan_rows,
+        shape_rows,
+    )
 
     extra = {*block_rows.NAMES, *scan_rows.NAMES, ndarray_rows.NAME, auto_rows.NAME,
-             *row_rows.NAMES}
+             *row_rows.NAMES, *shape_rows.NAMES}
     assert {r.name for r in kernel_rows} == {w.name for w in bench.WORKLOADS} | extra
     creation = [r for r in rows if r.name == "kernel creation"]
     assert [r.size for r in creation] == ["saxpy"] and creation[0].baseline == "one render + parse"
@@ -403,3 +410,22 @@ def test_bench_refuses_bad_user_options(tmp_path, capsys, bad):
     rc, rows = _user_bench(tmp_path, *bad)
     assert rc == 2 and rows is None
     assert "portakern bench --kernel:" in capsys.readouterr().err
+
+
+def test_shape_rows_check_each_kernel_against_numpy():
+    """grid_stride, uint_index and broadcast_add (issue 27): each kernel's output agrees
+    with NumPy; quick sizes carry no targets; --only picks the rows."""
+    from portakern.bench import shape_rows
+
+    rows = shape_rows.bench_rows(quick=True, repeats=1, budget=0.1)
+    assert [r.name for r in rows] == ["grid_stride"] * 2 + ["uint_index"] * 2 + [
+        "broadcast_add"] * 2
+    assert all(r.ok for r in rows), [(r.name, r.note) for r in rows if not r.ok]
+    assert all(not r.target and r.meets is None for r in rows)
+    assert {r.baseline for r in rows if r.name == "grid_stride"} == {
+        "one item per element", "numpy"}
+    assert {r.size for r in rows if r.name == "broadcast_add"} == {
+        "64x96, row b", "64x96, column b"}
+    assert [r.name for r in shape_rows.bench_rows(quick=True, repeats=1, budget=0.1,
+                                                  only=("uint_index",))] == ["uint_index"] * 2
+    assert shape_rows.bench_rows(quick=True, only=("softmax",)) == []

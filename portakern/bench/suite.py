@@ -384,9 +384,10 @@ def run(*, backend: str | None = None, quick: bool = False, only: Sequence[str] 
     from .ndarray_rows import NAME as TRANSPOSE_VIEW
     from .row_rows import NAMES as ROW_ROWS
     from .scan_rows import NAMES as SCAN_ROWS
+    from .shape_rows import NAMES as SHAPE_ROWS
 
     BLOCK_ROWS = (*ELEMENTWISE_ROWS, *SCAN_ROWS, TRANSPOSE_VIEW, WORKGROUPSIZE_AUTO,
-                  *ROW_ROWS)
+                  *ROW_ROWS, *SHAPE_ROWS)
 
     unknown = set(only) - {w.name for w in WORKLOADS} - set(BLOCK_ROWS)
     if unknown:
@@ -420,6 +421,9 @@ def run(*, backend: str | None = None, quick: bool = False, only: Sequence[str] 
             from .row_rows import bench_rows as row_rows  # one workgroup per row
 
             rows += row_rows(quick, repeats, budget, only)
+            from .shape_rows import bench_rows as shape_rows  # grid-stride, 32-bit, broadcast
+
+            rows += shape_rows(quick, repeats, budget, only)
         for b in backends:
             rows += bench_backend(b, workloads, quick, repeats, budget, bar)
         from .scan_rows import bench_rows as scan_rows  # pk.InclusiveScanKernel, copy_if

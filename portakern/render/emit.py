@@ -312,6 +312,13 @@ def render_lowered(lowered: LoweredKernel, module_helpers: object, target: str,
 
         helper_parts, body_parts, local_decls, half_bits = storage_variant(
             lowered, helper_parts, body_parts, bindings)
+    shapes = None
+    if getattr(macros, "native_shapes", False) and not (lowered.lockstep or lowered.debug):
+        # Shapes the native path runs in another form (portakern/lower/native_shapes.py).
+        from ..lower.native_shapes import native_shapes
+
+        body_parts, shapes = native_shapes(body_parts, lowered.params, lowered.ndim,
+                                           type_names)
     helpers = emitter.emit(helper_parts)
     if lowered.line:
         # The generated signature (and local memory) belong to the user's @kernel line,
@@ -370,6 +377,7 @@ def render_lowered(lowered: LoweredKernel, module_helpers: object, target: str,
         uses_atomics=any(n.startswith("pk_atomic_") for n in names)
         or bool(lowered.private_atomics),
         private_atomics=private,
+        shapes=shapes if shapes is not None and shapes.any else None,
         **extra,
     )
     source = module_template.render(variables)

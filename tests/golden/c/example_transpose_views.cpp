@@ -90,6 +90,42 @@ extern "C" PK_EXPORT int pk_launch(void* const* pk_argv, const long long* pk_geo
     pk_crash_record.ls[0] = pk_ls0;
     pk_crash_record.ls[1] = pk_ls1;
     const long long pk_groups = pk_ng0 * pk_ng1;
+    if (pk_a10 == 0) {
+    if (pk_groups == 1) {
+    for (long long pk_grp = 0; pk_grp < pk_groups; ++pk_grp) {
+        if (pk_c && __atomic_load_n(pk_c, __ATOMIC_RELAXED) != pk_gen) {  /* Ctrl-C */
+            __atomic_store_n(&pk_stopped, 1, __ATOMIC_RELAXED);
+            continue;
+        }
+        const long long pk_g0 = pk_grp % pk_ng0;
+        const long long pk_end0 = pk_ext0 - pk_g0 * pk_ls0 < pk_ls0 ? pk_ext0 - pk_g0 * pk_ls0 : pk_ls0;
+        const long long pk_g1 = pk_grp / pk_ng0;
+        const long long pk_end1 = pk_ext1 - pk_g1 * pk_ls1 < pk_ls1 ? pk_ext1 - pk_g1 * pk_ls1 : pk_ls1;
+        for (long long pk_l1 = 0; pk_l1 < pk_end1; ++pk_l1)
+#pragma omp simd
+        for (long long pk_l0 = 0; pk_l0 < pk_end0; ++pk_l0)
+            pk_item_transpose_views(pk_a0, pk_a1, pk_a2, pk_a3, pk_a4, pk_a5, pk_a6, pk_a7, pk_a8, pk_a9, 0LL, pk_a11, pk_n0, pk_n1, pk_l0, pk_g0, pk_ls0, pk_ng0, pk_l1, pk_g1, pk_ls1, pk_ng1);
+    }
+
+    } else {
+#pragma omp parallel for schedule(static)
+    for (long long pk_grp = 0; pk_grp < pk_groups; ++pk_grp) {
+        if (pk_c && __atomic_load_n(pk_c, __ATOMIC_RELAXED) != pk_gen) {  /* Ctrl-C */
+            __atomic_store_n(&pk_stopped, 1, __ATOMIC_RELAXED);
+            continue;
+        }
+        const long long pk_g0 = pk_grp % pk_ng0;
+        const long long pk_end0 = pk_ext0 - pk_g0 * pk_ls0 < pk_ls0 ? pk_ext0 - pk_g0 * pk_ls0 : pk_ls0;
+        const long long pk_g1 = pk_grp / pk_ng0;
+        const long long pk_end1 = pk_ext1 - pk_g1 * pk_ls1 < pk_ls1 ? pk_ext1 - pk_g1 * pk_ls1 : pk_ls1;
+        for (long long pk_l1 = 0; pk_l1 < pk_end1; ++pk_l1)
+#pragma omp simd
+        for (long long pk_l0 = 0; pk_l0 < pk_end0; ++pk_l0)
+            pk_item_transpose_views(pk_a0, pk_a1, pk_a2, pk_a3, pk_a4, pk_a5, pk_a6, pk_a7, pk_a8, pk_a9, 0LL, pk_a11, pk_n0, pk_n1, pk_l0, pk_g0, pk_ls0, pk_ng0, pk_l1, pk_g1, pk_ls1, pk_ng1);
+    }
+
+    }
+    } else {
     if (pk_groups == 1) {
     for (long long pk_grp = 0; pk_grp < pk_groups; ++pk_grp) {
         if (pk_c && __atomic_load_n(pk_c, __ATOMIC_RELAXED) != pk_gen) {  /* Ctrl-C */
@@ -123,6 +159,7 @@ extern "C" PK_EXPORT int pk_launch(void* const* pk_argv, const long long* pk_geo
             pk_item_transpose_views(pk_a0, pk_a1, pk_a2, pk_a3, pk_a4, pk_a5, pk_a6, pk_a7, pk_a8, pk_a9, pk_a10, pk_a11, pk_n0, pk_n1, pk_l0, pk_g0, pk_ls0, pk_ng0, pk_l1, pk_g1, pk_ls1, pk_ng1);
     }
 
+    }
     }
     if (pk_c) __atomic_sub_fetch(pk_c + 1, 1, __ATOMIC_RELAXED);
     __atomic_sub_fetch(&pk_crash_record.running, 1, __ATOMIC_RELAXED);
