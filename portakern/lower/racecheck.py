@@ -32,9 +32,9 @@ whether it wrote and whether this one did (:func:`portakern.launch.debug.check`)
 
 from __future__ import annotations
 
-from ..syntax.language import Token
 import re
 
+from ..syntax.language import Token
 from ..syntax.parts import BARRIER, Call, Gen
 
 __all__ = ["FIELDS_NAME", "RACE_DIMENSION", "RACE_FIELDS", "bump_epochs", "group_race_shadows",
