@@ -149,7 +149,15 @@ def test_strided_loop_and_first_item_runs_match_numpy(n):
 def test_debug_mode_and_print_keep_item_loops_scalar():
     source = examples.get("matmul_tiled").source
     debug = pk.Kernel(source, "matmul_tiled", debug=True, TILE=16).specialize(T="float")
-    assert "#pragma omp simd" not in debug.render("c")
+    # Debug mode keeps each loop with a check that records state or calls out scalar;
+    # only the loops without (the tile reads' copy for when both tiles are written,
+    # initcheck.fast_runs, and a run with no check) are vectorised.
+    pieces = debug.render("c").split("{ const long long pk_lid")
+    simd = ["#pragma omp simd" in head[-200:] for head in pieces[:-1]]
+    checks = [any(c in body for c in ("pk_dbg_rd(", "pk_dbg_race(", "pk_dbg_at_"))
+              for body in pieces[1:]]
+    assert any(checks) and any(simd)
+    assert not any(s and c for s, c in zip(simd, checks, strict=True))
     printing = pk.kernel("""
     @kernel void f(float* y) {
         @localmem float t[8];

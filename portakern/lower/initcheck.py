@@ -26,6 +26,11 @@ The work-items of a run between barriers go one after another here, so a read of
 element that a later item of the same run writes is reported too (a race on a GPU).
 An array whose size is not plain text of the source (a lowered construct) is left out.
 
+Once every element of an array is marked (checked at each barrier, ``initcheck_seal``:
+a group never clears its shadows, so that holds for the rest of the group), no read of it
+can fault. :func:`fast_runs` gives each run that only reads ``@localmem`` a second copy
+for that case: its reads plain, the loop vectorised as without debug mode.
+
 On OpenCL (PoCL) the shadows are ``@localmem`` arrays of their own
 (:func:`group_shadows`), cleared by the group's work-items at the top of the kernel.
 """
@@ -33,15 +38,24 @@ On OpenCL (PoCL) the shadows are ``@localmem`` arrays of their own
 from __future__ import annotations
 
 from ..syntax.language import Token
-from ..syntax.parts import Call, Gen
+from ..syntax.parts import BARRIER, Call, Gen, walk_parts
 from ..syntax.parts import is_tok as _is_tok
 from ..syntax.parts import match_items as _match_items
 from .racecheck import RACE_DIMENSION
 
-__all__ = ["INITCHECK_DIMENSION", "check_reads", "group_shadows", "shadows"]
+__all__ = ["DEBUG_SIMD", "INITCHECK_DIMENSION", "check_reads", "fast_runs", "group_shadows",
+           "seal_barriers", "shadows"]
 
 #: The dimension field of a fault code that marks an uninitialised read.
 INITCHECK_DIMENSION = 15
+#: ``items_begin``'s ``simd`` in debug mode for a run that could be vectorised without it:
+#: :func:`fast_runs` decides once the checks are in.
+DEBUG_SIMD = "if its checks allow"
+#: Debug mode's checks that leave a run's work-items free to run as SIMD lanes: a bounds
+#: check only reads (its fault path is a call, which the compiler does not vectorise).
+_LANE_CHECKS = frozenset({"checked_local", "local_read"})
+_DEBUG_CALLS = frozenset({"checked", "checked_local", "local_read", "local_write",
+                          "local_update", "race_read", "race_write", "race_update"})
 _SPLIT_ASSIGN = ("+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>")
 _ASSIGN = frozenset({"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="})
 
@@ -71,7 +85,8 @@ def shadows(local_dims: dict[str, list[list]], *, race: bool = False
             continue
         size = "".join(f"[{t}]" for t in texts)
         decls.append(Gen(f"unsigned char pk_w_{name}{size}; "
-                         f"memset(pk_w_{name}, 0, sizeof pk_w_{name});\n"))
+                         f"memset(pk_w_{name}, 0, sizeof pk_w_{name}); "
+                         f"bool pk_wf_{name} = false;\n"))
         if race:
             decls.append(Gen(f"pk_race pk_rcs_{name}{size}; "
                              f"memset(pk_rcs_{name}, 0, sizeof pk_rcs_{name});\n"))
@@ -220,4 +235,79 @@ def check_reads(parts: list, have: dict[str, int], dims: dict[str, list[list]], 
             extra = (code + INITCHECK_DIMENSION - RACE_DIMENSION, int(depth >= 0))
         out.append(Call(macro, (it.text, access, code, it.line, *ids, *extra), it.line))
         n = m
+    return out
+
+
+def seal_barriers(parts: list, have: dict[str, int]) -> list:
+    """``parts`` with ``initcheck_seal`` after each barrier: an array whose shadow is all
+    marked is flagged (``pk_wf_<name>``), and its reads need no check from then on."""
+    if not have:
+        return parts
+    out: list = []
+    for it in parts:
+        out.append(it)
+        if isinstance(it, Call) and it.macro == BARRIER:
+            out.append(Call("initcheck_seal", (tuple(have),), it.line))
+    return out
+
+
+def _plain(parts: list) -> list:
+    """``parts`` with each ``local_read`` the plain (still bounds-checked) element."""
+    out: list = []
+    for it in parts:
+        if isinstance(it, Call) and it.macro == "local_read":
+            out += [Gen("("), *_plain(it.args[1]), Gen(")")]
+        elif isinstance(it, Call):
+            out.append(Call(it.macro, tuple(_plain(a) if isinstance(a, list) else a
+                                            for a in it.args), it.line, it.col))
+        else:
+            out.append(it)
+    return out
+
+
+def _with_simd(begin: Call, simd: bool) -> Call:
+    args = list(begin.args)
+    args[2] = simd
+    if not simd and len(args) > 4:
+        args[4] = 0  # the rows are unrolled only for a vectorised run
+    return Call(begin.macro, tuple(args), begin.line, begin.col)
+
+
+def fast_runs(parts: list) -> list:
+    """On the native path, once the checks are in: each work-item loop that debug mode kept
+    from ``omp simd`` (``items_begin``'s ``simd`` is :data:`DEBUG_SIMD`) gets it back if its
+    only checks are bounds checks of ``@localmem`` and private arrays; one that also reads
+    ``@localmem`` runs as two copies, ``if (pk_wf_a && ...) {fast} else {checked}``: the
+    fast one, for when every element of the arrays it reads is written (no read of them can
+    fault), reads them plainly and is vectorised; the other keeps every check, one item
+    after another."""
+    out: list = []
+    n = 0
+    while n < len(parts):
+        it = parts[n]
+        if not (isinstance(it, Call) and it.macro == "items_begin" and len(it.args) > 2
+                and it.args[2] == DEBUG_SIMD):
+            out.append(it)
+            n += 1
+            continue
+        end, depth = n + 1, 1
+        while end < len(parts):
+            p = parts[end]
+            if isinstance(p, Call) and p.macro in ("items_begin", "items_end"):
+                depth += 1 if p.macro == "items_begin" else -1
+                if depth == 0:
+                    break
+            end += 1
+        body = parts[n + 1:end + 1]  # through items_end
+        calls = [c for c in walk_parts(body) if isinstance(c, Call) and c.macro in _DEBUG_CALLS]
+        reads = sorted({c.args[0] for c in calls if c.macro == "local_read"})
+        if any(c.macro not in _LANE_CHECKS for c in calls):
+            out += [_with_simd(it, False), *body]
+        elif not reads:
+            out += [_with_simd(it, True), *body]
+        else:
+            flags = " && ".join(f"pk_wf_{r}" for r in reads)
+            out += [Gen(f"if ({flags}) {{ "), _with_simd(it, True), *_plain(body),
+                    Gen(" } else { "), _with_simd(it, False), *body, Gen(" }")]
+        n = end + 1
     return out

@@ -19,8 +19,9 @@ turns each run into one loop over the group's work-items (``items_begin`` /
 
 A loop visits only the work-items inside the ndrange (each axis's bound clipped,
 as a masked item of a run does nothing), so no loop carries a mask; and unless the
-run uses atomics, ``@print``, a jump or debug checks, its innermost loop carries
-``#pragma omp simd``: the work-items of one run are independent between barriers
+run uses atomics, ``@print``, a jump or debug checks (in debug mode, a run whose
+checks allow it still does: :func:`portakern.lower.initcheck.fast_runs`), its innermost
+loop carries ``#pragma omp simd``: the work-items of one run are independent between barriers
 (a race between them is undefined on every target), so the compiler may vectorise
 across them.
 """
@@ -48,6 +49,7 @@ from ..syntax.parts import (
 )
 from ..syntax.tree import If, Node, parse_body
 from . import subgroups
+from .initcheck import DEBUG_SIMD
 from .lowerer import Lowerer, NotLockstep
 from .private_atomics import private_targets
 
@@ -208,7 +210,9 @@ class LockstepLowerer(Lowerer):
         stmts = [stmt for stmt in run if code(stmt)]
         hoisted, inner = self.split_run(run)
         limit = self.item_limit(stmts)
-        simd = not self.debug and self.simd_safe(inner)
+        simd: bool | str = self.simd_safe(inner)
+        if simd and self.debug:  # decided once the checks are in (initcheck.fast_runs)
+            simd = DEBUG_SIMD
         # A run on @localmem and per-item values only (it names no array parameter), where
         # a declared workgroup size fixes the number of rows: the row loop is unrolled in
         # full, so what every row reads alike (tb[k][lj] in matmul_tiled) is loaded once,

@@ -251,12 +251,13 @@ def lower_kernel(kernel: KernelDef, module: Module, ndim: int, *,
         checked = check_private(checked, private, len(lw.local_dims), ndim,
                                 inside_item=not lockstep)
         if lockstep:  # the group runs once here: its @localmem reads are initchecked
-            from .initcheck import check_reads, shadows
-            from .racecheck import bump_epochs
+            from .initcheck import check_reads, fast_runs, seal_barriers, shadows
+            from .racecheck import bump_epochs, quiet_reads
 
             decls, have = shadows(lw.local_dims, race=True)
-            checked = decls + bump_epochs(check_reads(checked, have, lw.local_dims, ndim,
-                                                      inside_item=False, race=frozenset(have)))
+            checked = quiet_reads(check_reads(checked, have, lw.local_dims, ndim,
+                                              inside_item=False, race=frozenset(have)))
+            checked = decls + seal_barriers(bump_epochs(fast_runs(checked)), have)
         elif initcheck and lw.local_dims:
             from .initcheck import check_reads, group_shadows
             from .racecheck import bump_epochs, group_race_shadows

@@ -20,6 +20,10 @@ On the native path the group's work-items run one after another in loops, so the
 check is exact. On OpenCL the shadows are ``@localmem`` arrays of their own, cleared
 with initcheck's (``race_clear``), and the epoch is each work-item's count of barriers.
 
+Between two barriers where no work-item writes an array (decided from the lowered tree by
+:func:`quiet_reads`), its reads cannot race: they are left to initcheck alone, with no
+bookkeeping.
+
 A race is recorded with code ``-1 - (16 * k + 14)`` for the ``k``-th array, the element,
 the array's size, the line and work-item of the access that found it, and in the
 record's ``[12]`` .. ``[15]`` the other access's line, its work-item's local linear index,
@@ -28,10 +32,13 @@ whether it wrote and whether this one did (:func:`portakern.launch.debug.check`)
 
 from __future__ import annotations
 
+import re
+
 from ..syntax.language import Token
 from ..syntax.parts import BARRIER, Call, Gen
 
-__all__ = ["FIELDS_NAME", "RACE_DIMENSION", "RACE_FIELDS", "bump_epochs", "group_race_shadows"]
+__all__ = ["FIELDS_NAME", "RACE_DIMENSION", "RACE_FIELDS", "bump_epochs", "group_race_shadows",
+           "quiet_reads"]
 
 #: The dimension field of a fault code that marks a race.
 RACE_DIMENSION = 14
@@ -64,4 +71,73 @@ def bump_epochs(parts: list) -> list:
         out.append(it)
         if isinstance(it, Call) and it.macro == BARRIER:
             out.append(Call("race_barrier", (), it.line))
+    return out
+
+
+#: Group-level words after which the code between two barriers may not run straight
+#: through (a branch, a loop, a jump): such a stretch keeps every read's bookkeeping.
+_NOT_STRAIGHT = frozenset({"if", "else", "for", "while", "do", "switch", "case", "default",
+                           "break", "continue", "return", "goto"})
+_GEN_WORDS = re.compile(r"[A-Za-z_]\w*|[{}]")
+
+
+def _writes(parts: object, into: set) -> None:
+    """Add to ``into`` the arrays that ``parts`` racechecks a write or update of."""
+    if isinstance(parts, Call):
+        if parts.macro in ("race_write", "race_update"):
+            into.add(parts.args[0])
+        for a in parts.args:
+            _writes(a, into)
+    elif isinstance(parts, (list, tuple)):
+        for it in parts:
+            _writes(it, into)
+
+
+def _straight(it: object) -> bool:
+    """Whether a group-level part (outside the work-item loops) keeps control flow straight."""
+    if isinstance(it, Call):
+        return True
+    if isinstance(it, Gen):
+        return not any(w in ("{", "}") or w in _NOT_STRAIGHT for w in _GEN_WORDS.findall(it.text))
+    text = getattr(it, "text", "")
+    return text not in ("{", "}") and text not in _NOT_STRAIGHT
+
+
+def quiet_reads(parts: list) -> list:
+    """On the native path (work-items in loops, :mod:`portakern.lower.lockstep`): ``parts``
+    with each ``race_read`` of an array that nothing between the same two barriers writes
+    turned into initcheck's ``local_read``.
+
+    A race needs a write between the two barriers, so such a read has nothing to record.
+    Only a stretch that control flow runs straight through is decided: from the start of
+    the group's code or a barrier to the next barrier or the end, with no group-level
+    brace, branch, loop or jump (the work-item loops in between are whole; inside them
+    anything goes). Any other stretch, and a kernel with a ``goto``, keeps every read's
+    bookkeeping.
+    """
+    if any(getattr(it, "text", None) == "goto" for it in parts):
+        return parts
+    out: list = []
+    start, depth, straight = 0, 0, True
+    for n in range(len(parts) + 1):
+        it = parts[n] if n < len(parts) else None
+        if it is not None and not (isinstance(it, Call) and it.macro == BARRIER):
+            if isinstance(it, Call) and it.macro == "items_begin":
+                depth += 1
+            elif isinstance(it, Call) and it.macro == "items_end":
+                depth -= 1
+            elif depth == 0 and not _straight(it):
+                straight = False
+            continue
+        stretch = parts[start:n]
+        written: set = set()
+        _writes(stretch, written)
+        for p in stretch:
+            if straight and isinstance(p, Call) and p.macro == "race_read" \
+                    and p.args[0] not in written:
+                p = Call("local_read", p.args[:7], p.line, p.col)
+            out.append(p)
+        if it is not None:
+            out.append(it)
+        start, straight = n + 1, True
     return out
