@@ -200,3 +200,38 @@ def test_without_debug_mode_helpers_and_macros_render_as_written() -> None:
             assert "pk_dbg" not in text
         if "#define AT" in source:
             assert "AT(i) = SWAP_IN(i, i + off)" in plain.render("c")
+
+
+MIXED = """
+float first(const float* a);
+float one(void) { return 1.0f; }
+float first(const float* a) { return *a; }
+float deref(const float* b, long k) { return *(b + k); }
+float walk(const float* p, int n) { float s = 0.0f; for (int j = 0; j < n; j++) s += *p++; return s; }
+float from_local(const float* t, long k) { return t[k]; }
+#define READ(k) deref(x, k)
+@kernel void mixed(float* y, const float* x, const long off) {
+    @localmem float t[8];
+    const long l = @index(Local, Linear);
+    const long i = @index(Global, Linear);
+    t[l] = one();
+    @synchronize();
+    y[i] = first(x + i) + walk(x, 2) + from_local(t, l) + READ(i + off);
+}
+"""
+
+
+def test_prototypes_array_parameters_pointer_arithmetic_and_calls_in_macros(path: Path) -> None:
+    """A prototype and its definition, ``(void)``, ``*(b + k)`` (checked), a
+    pointer the helper moves (not checked), a @localmem pointer (not checked), and a
+    helper called from a macro, together."""
+    k = pk.kernel(MIXED, debug=True)
+    x = np.arange(8, dtype=np.float32)
+    path.run(k, np.zeros(8, np.float32), x, np.int64(0), ndrange=8, workgroupsize=8)
+    assert list(path.after[0]) == list(x + (x[0] + x[1]) + 1 + x)
+    with pytest.raises(pk.KernelFaultError) as info:
+        path.run(k, np.zeros(8, np.float32), x, np.int64(8), ndrange=8, workgroupsize=8)
+    err = info.value
+    assert (err.parameter, err.argument, err.extent) == ("x", 1, 8)
+    assert err.index == err.work_item[0] + 8
+    assert err.lineno == line_of(MIXED, "return *(b + k)")

@@ -12,7 +12,8 @@ passes them: for ``y``, an array parameter, offset 0 and ``y``'s extent; for a v
 the array; for a helper's own parameter, its hidden values, plus the offset. A
 subscript ``a[e]`` in the helper is then checked as ``a[o + e]`` against the extent
 (``checked_local``, which gives the first element of the array after recording the
-fault), so the report names the kernel's array and the index into it.
+fault), so the report names the kernel's array and the index into it; ``*(a + i)`` and
+``*a`` are ``a[i]`` and ``a[0]`` first (:func:`.debug_views.rewrite_views`).
 
 A pointer parameter the helper assigns (``a = ...``, ``a++``, ``a += k``) is not
 checked: its offset would no longer hold.
@@ -252,6 +253,9 @@ def check_helpers(parts: list) -> list:
             last = close + 1
             continue
         known = {p: (f"pk_dbg_{k}_o", f"pk_dbg_{k}_n", f"pk_dbg_{k}_c") for p, k in checked.items()}
+        from .debug_views import rewrite_views  # *(a + i) and *a are a[i] and a[0]
+
+        body = rewrite_views(body, set(checked), {})
         rewritten = _rewrite_calls(_check_body(body, checked), helpers, known,
                                    lambda line, inside: [[Gen(f"pk_dbg_g{d}")]
                                                          for d in range(3)], True)

@@ -247,16 +247,15 @@ def lower_kernel(kernel: KernelDef, module: Module, ndim: int, *,
     if debug:
         params = [*params, Param(DEBUG_RECORD, "long", True, False, len(params))]
         arrays = {p.name for p in kernel.params if p.pointer and not p.axes}
-        from .debug_views import check_private, debug_targets, rewrite_views
-
         from .debug_helpers import helper_pointers, pass_extents
+        from .debug_views import check_private, debug_targets, rewrite_views
         from .subscripts import item_ids
 
         views, private = debug_targets(written, module)
         flat = {p.name: p.index for p in kernel.params if p.pointer and not p.axes}
-        checked = pass_extents(rewrite_views(body, arrays, views), helper_pointers(module.helpers),
-                               flat, views, lambda line, inside: item_ids(ndim, line, inside),
-                               not lockstep)
+        helpers = helper_pointers(expand_macros(module.helpers))
+        checked = pass_extents(rewrite_views(body, arrays, views), helpers, flat, views,
+                               lambda line, inside: item_ids(ndim, line, inside), not lockstep)
         checked = check_subscripts(checked, arrays, ndim,
                                    inside_item=not lockstep, local=lw.local_dims)
         checked = check_private(checked, private, len(lw.local_dims), ndim,
