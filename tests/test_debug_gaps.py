@@ -88,7 +88,7 @@ def test_a_helpers_subscript_is_checked_against_the_callers_array(path: Path) ->
     err = info.value
     assert (err.parameter, err.argument, err.index, err.extent) == ("y", 1, 8, 8)
     assert err.work_item == (7,) and err.lineno == line_of(HELPER, "a[i] = v")
-    assert "y[8]" in str(err)
+    assert "y[8] in a helper function" in str(err) and "went to element 0 of 'y'" in str(err)
     lo_after, y_after, hi_after, _ = path.after
     assert (lo_after == GUARD).all() and (hi_after == GUARD).all()
     assert list(y_after[1:]) == [1 + i for i in range(7)]  # the items in range wrote
@@ -207,7 +207,11 @@ float first(const float* a);
 float one(void) { return 1.0f; }
 float first(const float* a) { return *a; }
 float deref(const float* b, long k) { return *(b + k); }
-float walk(const float* p, int n) { float s = 0.0f; for (int j = 0; j < n; j++) s += *p++; return s; }
+float walk(const float* p, int n) {
+    float s = 0.0f;
+    for (int j = 0; j < n; j++) s += *p++;
+    return s;
+}
 float from_local(const float* t, long k) { return t[k]; }
 #define READ(k) deref(x, k)
 @kernel void mixed(float* y, const float* x, const long off) {
@@ -235,3 +239,20 @@ def test_prototypes_array_parameters_pointer_arithmetic_and_calls_in_macros(path
     assert (err.parameter, err.argument, err.extent) == ("x", 1, 8)
     assert err.index == err.work_item[0] + 8
     assert err.lineno == line_of(MIXED, "return *(b + k)")
+
+
+def test_only_helpers_that_reach_a_pointer_take_the_hidden_parameters() -> None:
+    source = """
+float sq(float v) { return v * v; }
+float at(const float* p, long i) { return sq(p[i]); }
+float outer(long i, const float* q) { return at(q, i); }
+@kernel void g(float* y, const float* x) {
+    const long i = @index(Global, Linear);
+    y[i] = sq(2.0f) + outer(i, x);
+}
+"""
+    for target in ("c", "opencl", "cuda", "metal"):
+        text = pk.kernel(source, debug=True).render(target)
+        assert "float sq(float v)" in text and "sq(2.0f)" in text
+        assert "float outer(" in text and "pk_dbg_1_n" in text
+        assert "pk_dbg_0_n" in text  # at's pointer is its first parameter

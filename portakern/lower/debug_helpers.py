@@ -5,7 +5,8 @@ parameters after its own (the target's ``debug_helper_params``): the fault recor
 ``pk_dbg``, the caller's work-item (``pk_dbg_g0`` .. ``pk_dbg_g2``) and, for the
 pointer parameter at position ``k``, where it points: ``pk_dbg_k_o`` (its offset into
 the array the kernel was passed), ``pk_dbg_k_n`` (that array's extent, -1 where the
-pointer's array is unknown) and ``pk_dbg_k_c`` (the array's argument position). Each call of a
+pointer's array is unknown) and ``pk_dbg_k_c`` (the fault code, :data:`HELPER_CODE` plus
+the array's argument position). Each call of a
 helper, in the kernel (:func:`pass_extents`) or in a helper (:func:`check_helpers`),
 passes them: for ``y``, an array parameter, offset 0 and ``y``'s extent; for a view
 (``row = x + i * n``, :mod:`.debug_views`) or ``y + e``, ``&y[e]``, the offset into
@@ -27,7 +28,11 @@ from ..syntax.parts import is_tok as _is_tok
 from ..syntax.parts import match_items as _match_items
 from ..syntax.parts import split_top as _split_top
 
-__all__ = ["check_helpers", "helper_pointers", "pass_extents"]
+__all__ = ["HELPER_CODE", "check_helpers", "helper_pointers", "pass_extents"]
+
+#: The fault code of a subscript in a helper into the kernel's array argument ``k``:
+#: ``HELPER_CODE + k`` (the launcher then says where the access went instead).
+HELPER_CODE = 1 << 20
 
 _BLANK = ("ws", "comment")
 _ASSIGN = frozenset({"=", "+=", "-=", "++", "--"})
@@ -81,10 +86,18 @@ def _definitions(parts: list) -> list[tuple[int, int, int, int]]:
                 while k >= 0 and isinstance(parts[k], Token) and parts[k].kind in _BLANK:
                     k -= 1
                 name = _tok(parts[k]) if k >= 0 else None
+                b = k - 1
+                while b >= 0 and isinstance(parts[b], Token) and parts[b].kind in _BLANK:
+                    b -= 1
+                # A declaration's name follows its type (not '=': `float k = f(2);`).
+                typed = b >= 0 and (
+                    (isinstance(parts[b], Token) and parts[b].kind == "id"
+                     and parts[b].text not in _NOT_FUNCTIONS)
+                    or _is_tok(parts[b], "*", "&", ">") or isinstance(parts[b], (Gen, Call)))
                 close = _match_items(parts, n)
                 after = _next(parts, close + 1)
                 if name is not None and name.kind == "id" and name.text not in _NOT_FUNCTIONS \
-                        and after < len(parts) and _is_tok(parts[after], "{", ";"):
+                        and typed and after < len(parts) and _is_tok(parts[after], "{", ";"):
                     found.append((k, n, close, after if _is_tok(parts[after], "{") else -1))
                     n = close + 1
                     continue
@@ -96,11 +109,26 @@ def _definitions(parts: list) -> list[tuple[int, int, int, int]]:
 
 
 def helper_pointers(parts: list) -> dict[str, list[tuple[str, bool]]]:
-    """Each helper function's parameters, ``(name, is pointer)``, by function name."""
-    out: dict[str, list[tuple[str, bool]]] = {}
-    for name, open_at, close, _ in _definitions(parts):
-        out.setdefault(parts[name].text, _params_of(parts[open_at + 1:close]))
-    return out
+    """Each helper function that takes the hidden parameters: its parameters, ``(name,
+    is pointer)``, by function name. Those are the helpers with a pointer parameter and
+    those that call one; the others (``float sq(float v)``) stay as written, so code
+    outside a kernel can still call them."""
+    params: dict[str, list[tuple[str, bool]]] = {}
+    calls: dict[str, set[str]] = {}
+    for name, open_at, close, brace in _definitions(parts):
+        fn = parts[name].text
+        params.setdefault(fn, _params_of(parts[open_at + 1:close]))
+        if brace >= 0:
+            body = parts[brace + 1:_match_items(parts, brace)]
+            calls.setdefault(fn, set()).update(
+                t.text for t in body if isinstance(t, Token) and t.kind == "id")
+    need = {fn for fn, ps in params.items() if any(ptr for _, ptr in ps)}
+    grown = True
+    while grown:
+        more = {fn for fn, used in calls.items() if fn not in need and used & need}
+        need |= more
+        grown = bool(more)
+    return {fn: ps for fn, ps in params.items() if fn in need}
 
 
 def _where(arg: list, known: dict[str, tuple[str, str, str]]) -> tuple[list, str, str]:
@@ -178,11 +206,11 @@ def pass_extents(parts: list, helpers: dict[str, list[tuple[str, bool]]],
     """
     if not helpers:
         return parts
-    known = {a: ("0", f"pk_dbg[{16 + k}]", str(k)) for a, k in arrays.items()}
+    known = {a: ("0", f"pk_dbg[{16 + k}]", str(HELPER_CODE + k)) for a, k in arrays.items()}
     for view, origin in views.items():
         if origin in arrays:
             k = arrays[origin]
-            known[view] = (f"({view} - {origin})", f"pk_dbg[{16 + k}]", str(k))
+            known[view] = (f"({view} - {origin})", f"pk_dbg[{16 + k}]", str(HELPER_CODE + k))
     return _rewrite_calls(parts, helpers, known, ids_of, inside)
 
 
@@ -235,6 +263,8 @@ def check_helpers(parts: list) -> list:
     out: list = []
     last = 0
     for name, open_at, close, brace in _definitions(parts):
+        if parts[name].text not in helpers:
+            continue
         params = _params_of(parts[open_at + 1:close])
         positions = tuple(k for k, (_, ptr) in enumerate(params) if ptr)
         end = _match_items(parts, brace) if brace >= 0 else close
