@@ -254,5 +254,5 @@ float outer(long i, const float* q) { return at(q, i); }
     for target in ("c", "opencl", "cuda", "metal"):
         text = pk.kernel(source, debug=True).render(target)
         assert "float sq(float v)" in text and "sq(2.0f)" in text
-        assert "float outer(" in text and "pk_dbg_1_n" in text
+        assert "pk_dbg_1_n" in text and "sq(2.0f) +" in text  # outer: q is parameter 1
         assert "pk_dbg_0_n" in text  # at's pointer is its first parameter
