@@ -19,8 +19,8 @@ GUARD = 7.0
 
 
 class Path:
-    def __init__(self, backend: Any) -> None:
-        self.backend = backend
+    def __init__(self, backend: Any, where: str) -> None:
+        self.backend, self.where = backend, where
 
     def run(self, kernel: pk.Kernel, *args: Any, **sizes: Any) -> list:
         b = self.backend
@@ -56,7 +56,7 @@ def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Pat
     status = type(backend).available()
     if not status:
         pytest.skip(f"{where}: {status.reason}")
-    return Path(backend)
+    return Path(backend, where)
 
 
 def line_of(source: str, text: str) -> int:
@@ -256,3 +256,30 @@ float outer(long i, const float* q) { return at(q, i); }
         assert "float sq(float v)" in text and "sq(2.0f)" in text
         assert "pk_dbg_1_n" in text and "sq(2.0f) +" in text  # outer: q is parameter 1
         assert "pk_dbg_0_n" in text  # at's pointer is its first parameter
+
+
+GROUPREDUCE = """
+float at(const float* p, long i) { return p[i]; }
+@kernel void total(float* out, const float* x, const long off) {
+    const long i = @index(Global, Linear);
+    const float t = @groupreduce(add, at(x, i + off));
+    if (@index(Local, Linear) == 0) out[@index(Group, Linear)] = t;
+}
+"""
+
+
+def test_a_helper_called_inside_a_group_collective(path: Path) -> None:
+    if path.where in ("pocl", "metal"):
+        pytest.skip("a helper taking a pointer inside @groupreduce does not build on OpenCL "
+                    "or Metal even without debug mode (the address-space clone's call is not "
+                    "renamed there)")
+    k = pk.kernel(GROUPREDUCE, debug=True)
+    x = np.arange(16, dtype=np.float32)
+    path.run(k, np.zeros(2, np.float32), x, np.int64(0), ndrange=16, workgroupsize=8)
+    assert list(path.after[0]) == [x[:8].sum(), x[8:].sum()]
+    with pytest.raises(pk.KernelFaultError) as info:
+        path.run(k, np.zeros(2, np.float32), x, np.int64(1), ndrange=16, workgroupsize=8)
+    err = info.value
+    assert (err.parameter, err.index, err.extent) == ("x", 16, 16)
+    # The native path reduces once per group, where no one work-item runs.
+    assert err.work_item in {(15,), None}

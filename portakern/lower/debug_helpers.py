@@ -176,6 +176,11 @@ def _rewrite_calls(parts: list, helpers: dict[str, list[tuple[str, bool]]],
             depth += 1
         elif isinstance(it, Call) and it.macro == "items_end":
             depth -= 1
+        elif isinstance(it, Call) and any(isinstance(a, list) for a in it.args):
+            # User code inside a primitive (a subgroup collective's value, say).
+            it = Call(it.macro, tuple(
+                _rewrite_calls(a, helpers, known, ids_of, depth >= 0) if isinstance(a, list)
+                else a for a in it.args), it.line, it.col)
         t = _tok(it)
         if t is not None and t.kind == "id" and t.text in helpers:
             prev = next((o for o in reversed(_code(out))), None)
