@@ -283,3 +283,20 @@ def test_a_helper_called_inside_a_group_collective(path: Path) -> None:
     assert (err.parameter, err.index, err.extent) == ("x", 16, 16)
     # The native path reduces once per group, where no one work-item runs.
     assert err.work_item in {(15,), None}
+
+
+def test_a_macro_defined_under_an_if_is_left_to_the_compiler() -> None:
+    source = """
+#ifdef WIDE
+#define AT(i) y[2 * (i)]
+#else
+#define AT(i) y[i]
+#endif
+#define ONE 1.0f
+@kernel void cond(float* y) {
+    const long i = @index(Global, Linear);
+    AT(i) = ONE;
+}
+"""
+    text = pk.kernel(source, debug=True).render("c")
+    assert "AT(i) = 1.0f;" in text  # ONE expanded; AT, defined under #ifdef, as written

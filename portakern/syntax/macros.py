@@ -104,28 +104,51 @@ def expand_macros(tokens: list[Token], defined: Iterable[object] = (),
     a fault reports the line of the use. A macro is not expanded again inside its own
     expansion (as in C); one that pastes or stringifies, or is variadic, stays as written.
     """
-    table: dict[str, Macro] = {}
-    for m in macros_in(t for t in defined
-                       if before_line is None or getattr(t, "line", 0) < before_line):
-        if m.undef:
-            table.pop(m.name, None)
-        else:
-            table[m.name] = m
+    table: _Table = _Table()
+    for t in defined:
+        if isinstance(t, Token) and t.kind == "pp" and (before_line is None
+                                                        or t.line < before_line):
+            table.read(t)
     return _expand(tokens, table, frozenset())
 
 
-def _expand(tokens: list[Token], table: dict[str, Macro], off: frozenset[str]) -> list[Token]:
+_IF = re.compile(r"#\s*if")
+_ENDIF = re.compile(r"#\s*endif\b")
+
+
+class _Table(dict):
+    """The macros in force, read one ``pp`` token at a time. A macro defined under an
+    ``#if``/``#ifdef`` is never expanded: which definition holds is the compiler's to say."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.depth = 0
+        self.unsure: set[str] = set()
+
+    def read(self, pp: Token) -> None:
+        if _IF.match(pp.text):
+            self.depth += 1
+        elif _ENDIF.match(pp.text):
+            self.depth = max(0, self.depth - 1)
+        m = macro_of(pp)
+        if m is None:
+            return
+        if self.depth or m.name in self.unsure:
+            self.unsure.add(m.name)
+            self.pop(m.name, None)
+        elif m.undef:
+            self.pop(m.name, None)
+        else:
+            self[m.name] = m
+
+
+def _expand(tokens: list[Token], table: _Table, off: frozenset[str]) -> list[Token]:
     out: list[Token] = []
     n = 0
     while n < len(tokens):
         t = tokens[n]
         if t.kind == "pp":
-            m = macro_of(t)
-            if m is not None:
-                if m.undef:
-                    table.pop(m.name, None)
-                else:
-                    table[m.name] = m
+            table.read(t)
             out.append(t)
             n += 1
             continue
