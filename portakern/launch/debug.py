@@ -15,7 +15,9 @@ the launcher passes like any other array, laid out as
                       ``d`` of the ``k``-th ``@localmem`` array, ``ND_CODE - (16 * k
                       + d)`` for axis ``d`` of the N-d array argument ``k``), index, extent,
                       source line, and the work-item's global index per ndrange
-                      axis (-1: none)
+                      axis (-1: none); ``HELPER_CODE + k`` for a subscript in a
+                      helper function into argument ``k``
+                      (:mod:`~portakern.lower.debug_helpers`)
 ``[8]`` .. ``[11]``   the spare slot a faulting access reads or writes instead
                       of memory outside its array (up to 32 bytes)
 ``[12]`` .. ``[15]``  for a race (:mod:`~portakern.lower.racecheck`): the other
@@ -138,9 +140,24 @@ def check(record: np.ndarray, kernel: str, params: list, ndim: int, filename: st
                                    line, text, None, message=message)
         raise KernelFaultError(kernel, name, None, index, extent, work_item, filename, line,
                                text, dimension)
+    from ..lower.debug_helpers import HELPER_CODE
+
+    message = None
+    if argument >= HELPER_CODE:  # a subscript in a helper function (lower.debug_helpers)
+        argument -= HELPER_CODE
+        name = params[argument].name if argument < len(params) else f"#{argument}"
+        valid = f"valid indices 0 to {extent - 1}" if extent > 0 else "it is empty"
+        item = (f"work-item {work_item}" if work_item is not None
+                else "the code that runs once per workgroup")
+        message = (f"kernel {kernel!r}: out-of-bounds subscript {name}[{index}] in a helper "
+                   f"function at {filename}:{line}: argument {argument} {name!r} has {extent} "
+                   f"element{'' if extent == 1 else 's'} ({valid}); {item} faulted first. The "
+                   f"access went to element 0 of {name!r} instead")
+        if text is not None:
+            message += f"\n    {line} | {text.strip()}"
     name = params[argument].name if argument < len(params) else f"#{argument}"
     raise KernelFaultError(kernel, name, argument, index, extent, work_item, filename, line,
-                           text)
+                           text, message=message)
 
 
 def _race(record: np.ndarray, kernel: str, name: str, index: int, extent: int,

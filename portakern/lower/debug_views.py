@@ -20,6 +20,7 @@ Two passes around :func:`~portakern.lower.subscripts.check_subscripts`:
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from ..syntax.language import KernelDef, Module, Token, significant
 from ..syntax.parts import Call, Gen, is_unary
@@ -221,8 +222,10 @@ def debug_targets(kernel: KernelDef, module: Module
     The lowering checks their accesses; the launcher names the private arrays of a
     fault record from the same list (:func:`portakern.launch.debug.check`).
     """
+    from ..syntax.macros import expand_macros
     from .subscripts import localmem_names
 
+    kernel = replace(kernel, body=expand_macros(kernel.body, module.helpers, kernel.line))
     arrays = {p.name for p in kernel.params if p.pointer}
     taken = {p.name for p in kernel.params} | set(localmem_names(kernel))
     seen = views(kernel, arrays, taken)

@@ -210,6 +210,10 @@ def lower_kernel(kernel: KernelDef, module: Module, ndim: int, *,
     it would hoist) are still raised, by the masking pass alone run over the same
     lowered parts, so an exact launch never accepts what a partial one refuses.
     """
+    if debug:  # debug mode checks the subscripts that #define macros write, where used
+        from ..syntax.macros import expand_macros
+
+        kernel = replace(kernel, body=expand_macros(kernel.body, module.helpers, kernel.line))
     if unmasked and not kernel.unsafe_indices:
         masked_kernel, kernel = kernel, replace(kernel, unsafe_indices=True)
     else:
@@ -243,10 +247,16 @@ def lower_kernel(kernel: KernelDef, module: Module, ndim: int, *,
     if debug:
         params = [*params, Param(DEBUG_RECORD, "long", True, False, len(params))]
         arrays = {p.name for p in kernel.params if p.pointer and not p.axes}
+        from .debug_helpers import helper_pointers, pass_extents
         from .debug_views import check_private, debug_targets, rewrite_views
+        from .subscripts import item_ids
 
         views, private = debug_targets(written, module)
-        checked = check_subscripts(rewrite_views(body, arrays, views), arrays, ndim,
+        flat = {p.name: p.index for p in kernel.params if p.pointer and not p.axes}
+        helpers = helper_pointers(expand_macros(module.helpers))
+        checked = pass_extents(rewrite_views(body, arrays, views), helpers, flat, views,
+                               lambda line, inside: item_ids(ndim, line, inside), not lockstep)
+        checked = check_subscripts(checked, arrays, ndim,
                                    inside_item=not lockstep, local=lw.local_dims)
         checked = check_private(checked, private, len(lw.local_dims), ndim,
                                 inside_item=not lockstep)

@@ -31,7 +31,7 @@ from ..syntax.parts import Call, Gen
 from ..syntax.parts import is_tok as _is_tok
 from ..syntax.parts import match_items as _match_items
 
-__all__ = ["DEBUG_RECORD", "ND_CODE", "AxisGen", "check_subscripts", "localmem_names",
+__all__ = ["DEBUG_RECORD", "ND_CODE", "AxisGen", "check_subscripts", "item_ids", "localmem_names",
            "lower_nd", "lower_size"]
 
 #: Debug mode's fault code for axis ``d`` of the N-d array argument ``k``:
@@ -181,12 +181,12 @@ def check_subscripts(parts: list, arrays: set[str], ndim: int, *,
                 check_subscripts(a, arrays, ndim, inside_item=depth >= 0, local=local)
                 if k in (3, 4) else a for k, a in enumerate(it.args)), it.line, it.col)
         if isinstance(it, AxisGen):
-            out += _checked_axis(it, _item_ids(ndim, it.line, depth >= 0))
+            out += _checked_axis(it, item_ids(ndim, it.line, depth >= 0))
             n += 1
             continue
         if isinstance(it, Token) and it.kind == "id" and it.text in local:
             n = _check_local(parts, n, out, local[it.text], -1 - 16 * names.index(it.text),
-                             _item_ids(ndim, it.line, depth >= 0),
+                             item_ids(ndim, it.line, depth >= 0),
                              lambda inner, inside=depth >= 0: check_subscripts(
                                  inner, arrays, ndim, inside_item=inside, local=local))
             continue
@@ -201,7 +201,7 @@ def check_subscripts(parts: list, arrays: set[str], ndim: int, *,
                 close = _match_items(parts, j)
                 inner = check_subscripts(parts[j + 1:close], arrays, ndim,
                                          inside_item=depth >= 0, local=local)
-                ids = _item_ids(ndim, it.line, depth >= 0)
+                ids = item_ids(ndim, it.line, depth >= 0)
                 out.append(Call("checked", (it.text, inner, it.line, *ids), it.line, it.col))
                 n = close + 1
                 continue
@@ -234,7 +234,7 @@ def localmem_names(kernel: KernelDef) -> list[str]:
     return names
 
 
-def _item_ids(ndim: int, line: int, inside: bool) -> list[list]:
+def item_ids(ndim: int, line: int, inside: bool) -> list[list]:
     """The work-item's global index per ndrange axis (three part lists), or -1s outside one."""
     if not inside:
         return [[Gen("-1")]] * 3

@@ -303,8 +303,16 @@ def render_lowered(lowered: LoweredKernel, module_helpers: object, target: str,
         ) from exc
     type_names: dict[str, str] = dict(getattr(macros, "type_names", {}))
     emitter = _Emitter(macros, type_names, filename)
+    if lowered.debug:  # the subscripts a #define writes, where used (docs/debugging.md)
+        from ..syntax.macros import expand_macros
+
+        module_helpers = expand_macros(module_helpers)
     helper_parts, body_parts = _place_pointers(lowered, lower_helpers(module_helpers), target,
                                                filename)
+    if lowered.debug:  # helpers' pointer parameters checked too
+        from ..lower.debug_helpers import check_helpers
+
+        helper_parts = check_helpers(helper_parts)
     local_decls, half_bits = lowered.localmem, {}
     if extra.get("half_storage"):
         # A device without half arithmetic: half is storage, computed in float.

@@ -1,0 +1,299 @@
+"""Debug mode inside helper functions: their pointer parameters' subscripts checked (issue 28).
+
+A helper gets a plain pointer, so in debug mode each helper function takes hidden
+parameters after its own (the target's ``debug_helper_params``): the fault record
+``pk_dbg``, the caller's work-item (``pk_dbg_g0`` .. ``pk_dbg_g2``) and, for the
+pointer parameter at position ``k``, where it points: ``pk_dbg_k_o`` (its offset into
+the array the kernel was passed), ``pk_dbg_k_n`` (that array's extent, -1 where the
+pointer's array is unknown) and ``pk_dbg_k_c`` (the fault code, :data:`HELPER_CODE` plus
+the array's argument position). Each call of a
+helper, in the kernel (:func:`pass_extents`) or in a helper (:func:`check_helpers`),
+passes them: for ``y``, an array parameter, offset 0 and ``y``'s extent; for a view
+(``row = x + i * n``, :mod:`.debug_views`) or ``y + e``, ``&y[e]``, the offset into
+the array; for a helper's own parameter, its hidden values, plus the offset. A
+subscript ``a[e]`` in the helper is then checked as ``a[o + e]`` against the extent
+(``checked_local``, which gives the first element of the array after recording the
+fault), so the report names the kernel's array and the index into it; ``*(a + i)`` and
+``*a`` are ``a[i]`` and ``a[0]`` first (:func:`.debug_views.rewrite_views`).
+
+A pointer parameter the helper assigns (``a = ...``, ``a++``, ``a += k``) is not
+checked: its offset would no longer hold.
+"""
+
+from __future__ import annotations
+
+from ..syntax.language import Token
+from ..syntax.parts import Call, Gen
+from ..syntax.parts import is_tok as _is_tok
+from ..syntax.parts import match_items as _match_items
+from ..syntax.parts import split_top as _split_top
+
+__all__ = ["HELPER_CODE", "check_helpers", "helper_pointers", "pass_extents"]
+
+#: The fault code of a subscript in a helper into the kernel's array argument ``k``:
+#: ``HELPER_CODE + k`` (the launcher then says where the access went instead).
+HELPER_CODE = 1 << 20
+
+_BLANK = ("ws", "comment")
+_ASSIGN = frozenset({"=", "+=", "-=", "++", "--"})
+_NOT_FUNCTIONS = frozenset({"if", "for", "while", "switch", "return", "sizeof", "do",
+                            "else", "case", "struct", "union", "enum", "typedef"})
+
+
+def _tok(it: object) -> Token | None:
+    return it if isinstance(it, Token) else None
+
+
+def _code(items: list) -> list:
+    return [it for it in items if not (isinstance(it, Token) and it.kind in _BLANK)
+            and not (isinstance(it, Gen) and not it.text.strip())]
+
+
+def _next(parts: list, k: int) -> int:
+    while k < len(parts) and isinstance(parts[k], Token) and parts[k].kind in _BLANK:
+        k += 1
+    return k
+
+
+def _params_of(inner: list) -> list[tuple[str, bool]]:
+    """``(name, is pointer)`` of each parameter in a declaration's parameter list."""
+    out = []
+    for group in _split_top(inner, ","):
+        sig = _code(group)
+        if not sig or (len(sig) == 1 and _is_tok(sig[0], "void")):
+            continue
+        ids = [t for t in sig if isinstance(t, Token) and t.kind == "id"]
+        pointer = any(_is_tok(t, "*", "[") for t in sig)
+        name = ids[-1].text if len(ids) > 1 else ""
+        if any(_is_tok(t, "[") for t in sig):  # float a[] / float a[4]
+            before = [t for t in sig[:next(k for k, t in enumerate(sig) if _is_tok(t, "["))]
+                      if isinstance(t, Token) and t.kind == "id"]
+            name = before[-1].text if before else name
+        out.append((name, pointer))
+    return out
+
+
+def _definitions(parts: list) -> list[tuple[int, int, int, int]]:
+    """``(name, open, close, brace or -1)`` of each top-level function declaration."""
+    found = []
+    depth = 0
+    n = 0
+    while n < len(parts):
+        it = parts[n]
+        if isinstance(it, Token) and it.kind == "punct" and it.text in "([{":
+            if it.text == "(" and depth == 0:
+                k = n - 1
+                while k >= 0 and isinstance(parts[k], Token) and parts[k].kind in _BLANK:
+                    k -= 1
+                name = _tok(parts[k]) if k >= 0 else None
+                b = k - 1
+                while b >= 0 and isinstance(parts[b], Token) and parts[b].kind in _BLANK:
+                    b -= 1
+                # A declaration's name follows its type (not '=': `float k = f(2);`).
+                typed = b >= 0 and (
+                    (isinstance(parts[b], Token) and parts[b].kind == "id"
+                     and parts[b].text not in _NOT_FUNCTIONS)
+                    or _is_tok(parts[b], "*", "&", ">") or isinstance(parts[b], (Gen, Call)))
+                close = _match_items(parts, n)
+                after = _next(parts, close + 1)
+                if name is not None and name.kind == "id" and name.text not in _NOT_FUNCTIONS \
+                        and typed and after < len(parts) and _is_tok(parts[after], "{", ";"):
+                    found.append((k, n, close, after if _is_tok(parts[after], "{") else -1))
+                    n = close + 1
+                    continue
+            depth += 1
+        elif isinstance(it, Token) and it.kind == "punct" and it.text in ")]}":
+            depth -= 1
+        n += 1
+    return found
+
+
+def helper_pointers(parts: list) -> dict[str, list[tuple[str, bool]]]:
+    """Each helper function that takes the hidden parameters: its parameters, ``(name,
+    is pointer)``, by function name. Those are the helpers with a pointer parameter and
+    those that call one; the others (``float sq(float v)``) stay as written, so code
+    outside a kernel can still call them."""
+    params: dict[str, list[tuple[str, bool]]] = {}
+    calls: dict[str, set[str]] = {}
+    for name, open_at, close, brace in _definitions(parts):
+        fn = parts[name].text
+        params.setdefault(fn, _params_of(parts[open_at + 1:close]))
+        if brace >= 0:
+            body = parts[brace + 1:_match_items(parts, brace)]
+            calls.setdefault(fn, set()).update(
+                t.text for t in body if isinstance(t, Token) and t.kind == "id")
+    need = {fn for fn, ps in params.items() if any(ptr for _, ptr in ps)}
+    grown = True
+    while grown:
+        more = {fn for fn, used in calls.items() if fn not in need and used & need}
+        need |= more
+        grown = bool(more)
+    return {fn: ps for fn, ps in params.items() if fn in need}
+
+
+def _where(arg: list, known: dict[str, tuple[str, str, str]]) -> tuple[list, str, str]:
+    """``(offset parts, extent, code)`` of a pointer argument ``arg``."""
+    sig = _code(arg)
+    head = _tok(sig[0]) if sig else None
+    if head is not None and head.kind == "id" and head.text in known:
+        off, extent, code = known[head.text]
+        if len(sig) == 1:
+            return [Gen(off)], extent, code
+        if len(sig) > 2 and _is_tok(sig[1], "+", "-") \
+                and not any(_is_tok(t, ",", "?", ":", "=", "<", ">", "==", "!=", "&&", "||",
+                                    "<<", ">>", "&", "|", "^") for t in sig[2:]):
+            return [Gen(f"{off} {sig[1].text} ("), *arg[arg.index(sig[1]) + 1:], Gen(")")], \
+                extent, code
+    if len(sig) > 3 and _is_tok(sig[0], "&") and isinstance(sig[1], Token) \
+            and sig[1].text in known and _is_tok(sig[2], "[") and _is_tok(sig[-1], "]") \
+            and _match_items(sig, 2) == len(sig) - 1:
+        off, extent, code = known[sig[1].text]
+        return [Gen(f"{off} + ("), *sig[3:-1], Gen(")")], extent, code
+    return [Gen("0")], "-1", "0"
+
+
+def _hidden_args(args: list[list], params: list[tuple[str, bool]], ids: list[list],
+                 known: dict[str, tuple[str, str, str]]) -> list:
+    out: list = [Gen("pk_dbg")]
+    for g in ids:
+        out += [Gen(", "), *g]
+    for (_, pointer), arg in zip(params, args, strict=False):
+        if pointer:
+            off, extent, code = _where(arg, known)
+            out += [Gen(", "), *off, Gen(f", {extent}, {code}")]
+    return out
+
+
+def _rewrite_calls(parts: list, helpers: dict[str, list[tuple[str, bool]]],
+                   known: dict[str, tuple[str, str, str]], ids_of, inside: bool) -> list:
+    """``parts`` with the hidden arguments added to each call of a helper."""
+    out: list = []
+    depth = 0 if inside else -1
+    n = 0
+    while n < len(parts):
+        it = parts[n]
+        if isinstance(it, Call) and it.macro == "items_begin":
+            depth += 1
+        elif isinstance(it, Call) and it.macro == "items_end":
+            depth -= 1
+        elif isinstance(it, Call) and any(isinstance(a, list) for a in it.args):
+            # User code inside a primitive (a subgroup collective's value, say).
+            it = Call(it.macro, tuple(
+                _rewrite_calls(a, helpers, known, ids_of, depth >= 0) if isinstance(a, list)
+                else a for a in it.args), it.line, it.col)
+        t = _tok(it)
+        if t is not None and t.kind == "id" and t.text in helpers:
+            prev = next((o for o in reversed(_code(out))), None)
+            j = _next(parts, n + 1)
+            if j < len(parts) and _is_tok(parts[j], "(") and not _is_tok(prev, ".", "->", "::"):
+                close = _match_items(parts, j)
+                inner = _rewrite_calls(parts[j + 1:close], helpers, known, ids_of, depth >= 0)
+                args = [a for a in _split_top(inner, ",")]
+                if args == [[]] or not _code(inner):
+                    args = []
+                hidden = _hidden_args(args, helpers[t.text], ids_of(t.line, depth >= 0), known)
+                out += parts[n:j + 1] + inner + ([Gen(", ")] if args else []) + hidden
+                out.append(parts[close])
+                n = close + 1
+                continue
+        out.append(it)
+        n += 1
+    return out
+
+
+def pass_extents(parts: list, helpers: dict[str, list[tuple[str, bool]]],
+                 arrays: dict[str, int], views: dict[str, str], ids_of, inside: bool) -> list:
+    """The kernel's ``parts`` with each helper call passing the hidden debug arguments.
+
+    ``arrays`` maps the kernel's flat array parameters to their positions, ``views``
+    its pointer views to their arrays; ``ids_of(line, inside)`` gives the work-item's
+    index parts.
+    """
+    if not helpers:
+        return parts
+    known = {a: ("0", f"pk_dbg[{16 + k}]", str(HELPER_CODE + k)) for a, k in arrays.items()}
+    for view, origin in views.items():
+        if origin in arrays:
+            k = arrays[origin]
+            known[view] = (f"({view} - {origin})", f"pk_dbg[{16 + k}]", str(HELPER_CODE + k))
+    return _rewrite_calls(parts, helpers, known, ids_of, inside)
+
+
+def _assigned(body: list, name: str) -> bool:
+    sig = _code(body)
+    for k, t in enumerate(sig):
+        if isinstance(t, Token) and t.kind == "id" and t.text == name:
+            before = sig[k - 1] if k else None
+            after = sig[k + 1] if k + 1 < len(sig) else None
+            if _is_tok(before, ".", "->"):
+                continue
+            if (isinstance(after, Token) and after.kind == "punct" and after.text in _ASSIGN
+                    and not _is_tok(before, "*")) or _is_tok(before, "++", "--"):
+                return True
+    return False
+
+
+def _check_body(body: list, pointers: dict[str, int]) -> list:
+    """A helper body with each subscript of a checked pointer parameter checked."""
+    ids = [[Gen(f"pk_dbg_g{d}")] for d in range(3)]
+    out: list = []
+    n = 0
+    while n < len(body):
+        it = body[n]
+        t = _tok(it)
+        if t is not None and t.kind == "id" and t.text in pointers:
+            prev = next((o for o in reversed(_code(out))), None)
+            j = _next(body, n + 1)
+            if j < len(body) and _is_tok(body[j], "[") and not _is_tok(prev, ".", "->", "::"):
+                close = _match_items(body, j)
+                inner = _check_body(body[j + 1:close], pointers)
+                h = f"pk_dbg_{pointers[t.text]}"
+                index = [Gen(f"{h}_o + ("), *inner, Gen(")")]
+                out += [it, body[j], Gen(f"{h}_n < 0 ? ("), *inner, Gen(") : "),
+                        Call("checked_local", (index, f"{h}_n", f"{h}_c", t.line, *ids), t.line),
+                        Gen(f" - {h}_o"), body[close]]
+                n = close + 1
+                continue
+        out.append(it)
+        n += 1
+    return out
+
+
+def check_helpers(parts: list) -> list:
+    """The lowered helper ``parts`` for debug mode: hidden parameters on every helper
+    function, its pointer parameters' subscripts checked, its calls passing them on."""
+    helpers = helper_pointers(parts)
+    if not helpers:
+        return parts
+    out: list = []
+    last = 0
+    for name, open_at, close, brace in _definitions(parts):
+        if parts[name].text not in helpers:
+            continue
+        params = _params_of(parts[open_at + 1:close])
+        positions = tuple(k for k, (_, ptr) in enumerate(params) if ptr)
+        end = _match_items(parts, brace) if brace >= 0 else close
+        body = parts[brace + 1:end] if brace >= 0 else []
+        checked = {p: k for k, (p, ptr) in enumerate(params)
+                   if ptr and p and not _assigned(body, p)}
+        inner = parts[open_at + 1:close]
+        if params:
+            inner = [*inner, Gen(", ")]
+        elif _code(inner):  # (void)
+            inner = []
+        hidden = Call("debug_helper_params", (positions,), parts[name].line)
+        out += parts[last:open_at + 1] + inner + [hidden]
+        if brace < 0:
+            out += parts[close:close + 1]
+            last = close + 1
+            continue
+        known = {p: (f"pk_dbg_{k}_o", f"pk_dbg_{k}_n", f"pk_dbg_{k}_c") for p, k in checked.items()}
+        from .debug_views import rewrite_views  # *(a + i) and *a are a[i] and a[0]
+
+        body = rewrite_views(body, set(checked), {})
+        rewritten = _rewrite_calls(_check_body(body, checked), helpers, known,
+                                   lambda line, inside: [[Gen(f"pk_dbg_g{d}")]
+                                                         for d in range(3)], True)
+        out += parts[close:brace + 1] + rewritten + [parts[end]]
+        last = end + 1
+    return out + parts[last:]

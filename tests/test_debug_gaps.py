@@ -1,0 +1,302 @@
+"""Debug mode inside helper functions and ``#define`` macros (issue 28, docs/debugging.md).
+
+Each test runs on the CPU's native path, on PoCL, and on the CUDA and Metal stand-ins
+(marked ``gpu`` / ``metal``): an access in range gives the right result, one out of
+range raises :class:`pk.KernelFaultError` naming the kernel's array, the index, the
+extent, the line and the work-item, and touches nothing outside the arrays.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import portakern as pk
+
+GUARD = 7.0
+
+
+class Path:
+    def __init__(self, backend: Any, where: str) -> None:
+        self.backend, self.where = backend, where
+
+    def run(self, kernel: pk.Kernel, *args: Any, **sizes: Any) -> list:
+        b = self.backend
+        dev = [b.to_device(np.ascontiguousarray(a)) if isinstance(a, np.ndarray) else a
+               for a in args]
+        try:
+            kernel(b)(*dev, **sizes)
+        finally:
+            b.synchronize()
+            self.after = [np.asarray(b.to_host(d)) if isinstance(a, np.ndarray) else None
+                          for a, d in zip(args, dev, strict=True)]
+        return self.after
+
+
+@pytest.fixture(params=[
+    "native",
+    "pocl",
+    pytest.param("cuda", marks=pytest.mark.gpu),
+    pytest.param("metal", marks=pytest.mark.metal),
+])
+def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Path:
+    where = request.param
+    if where in ("native", "pocl"):
+        monkeypatch.setenv("PORTAKERN_CPU", where if where == "native" else "opencl")
+        if where == "native":
+            from portakern.backends.native import NativeCPU
+
+            if not NativeCPU.available():
+                pytest.skip(f"no native CPU path here: {NativeCPU.available().reason}")
+        backend: Any = pk.CPU()
+    else:
+        backend = pk.CUDA() if where == "cuda" else pk.Metal()
+    status = type(backend).available()
+    if not status:
+        pytest.skip(f"{where}: {status.reason}")
+    return Path(backend, where)
+
+
+def line_of(source: str, text: str) -> int:
+    return next(k for k, line in enumerate(source.split("\n"), 1) if text in line)
+
+
+def guarded(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return np.full(4, GUARD, np.float32), np.zeros(n, np.float32), np.full(4, GUARD, np.float32)
+
+
+HELPER = """
+void put(float* a, long i, float v) {
+    a[i] = v;
+}
+@kernel void helper_write(float* lo, float* y, float* hi, const long off) {
+    const long i = @index(Global, Linear);
+    put(y, i + off, 1.0f + i);
+}
+"""
+
+
+def test_a_helpers_subscript_is_checked_against_the_callers_array(path: Path) -> None:
+    k = pk.kernel(HELPER, debug=True)
+    lo, y, hi = guarded(8)
+    path.run(k, lo, y, hi, np.int64(0), ndrange=8)
+    assert list(path.after[1]) == [1 + i for i in range(8)]
+    with pytest.raises(pk.KernelFaultError) as info:
+        path.run(k, lo, y, hi, np.int64(1), ndrange=8)
+    err = info.value
+    assert (err.parameter, err.argument, err.index, err.extent) == ("y", 1, 8, 8)
+    assert err.work_item == (7,) and err.lineno == line_of(HELPER, "a[i] = v")
+    assert "y[8] in a helper function" in str(err) and "went to element 0 of 'y'" in str(err)
+    lo_after, y_after, hi_after, _ = path.after
+    assert (lo_after == GUARD).all() and (hi_after == GUARD).all()
+    assert list(y_after[1:]) == [1 + i for i in range(7)]  # the items in range wrote
+
+
+NESTED = """
+float get(const float* a, long i) { return a[i]; }
+float twice(const float* b, long i) { return 2.0f * get(b, i); }
+@kernel void nested(float* y, const float* x, const long off) {
+    const long i = @index(Global, Linear);
+    y[i] = twice(x, i + off);
+}
+"""
+
+
+def test_a_helper_calling_a_helper_passes_the_extent_on(path: Path) -> None:
+    k = pk.kernel(NESTED, debug=True)
+    x = np.arange(6, dtype=np.float32)
+    path.run(k, np.zeros(6, np.float32), x, np.int64(0), ndrange=6)
+    assert list(path.after[0]) == list(2 * x)
+    with pytest.raises(pk.KernelFaultError) as info:
+        path.run(k, np.zeros(6, np.float32), x, np.int64(-2), ndrange=6)
+    err = info.value
+    # Work-items 0 and 1 fault; which records first is up to the device.
+    assert (err.parameter, err.argument, err.extent) == ("x", 1, 6)
+    assert err.work_item in {(0,), (1,)} and err.index == err.work_item[0] - 2
+    assert err.lineno == line_of(NESTED, "return a[i]")
+
+
+VIEW = """
+float row_sum(const float* r, int n) {
+    float s = 0.0f;
+    for (int j = 0; j < n; j++) s += r[j];
+    return s;
+}
+@kernel void row_sums(float* y, const float* x, const int n) {
+    const long i = @index(Global, Linear);
+    const float* row = x + i * 4;
+    y[i] = row_sum(row, n) + row_sum(&x[i * 4], n) + row_sum(x + i * 4 + 2, n - 2);
+}
+"""
+
+
+def test_a_helper_given_a_pointer_view_checks_the_rest_of_the_array(path: Path) -> None:
+    k = pk.kernel(VIEW, debug=True)
+    x = np.arange(12, dtype=np.float32)
+    path.run(k, np.zeros(3, np.float32), x, np.int32(4), ndrange=3)
+    rows = x.reshape(3, 4)
+    assert list(path.after[0]) == list(2 * rows.sum(1) + rows[:, 2:].sum(1))
+    with pytest.raises(pk.KernelFaultError) as info:
+        path.run(k, np.zeros(3, np.float32), x, np.int32(5), ndrange=3)
+    err = info.value
+    # Row 2 reads x[8 + 4], one past the end of x (the index is into x, not into the view).
+    assert (err.parameter, err.index, err.extent, err.work_item) == ("x", 12, 12, (2,))
+    assert err.lineno == line_of(VIEW, "s += r[j]")
+
+
+MACRO = """
+#define AT(i) y[i]
+#define SWAP_IN(a, b) (x[a] + x[b])
+@kernel void macro_write(float* lo, float* y, float* hi, const float* x, const long off) {
+    const long i = @index(Global, Linear);
+    AT(i) = SWAP_IN(i, i + off);
+}
+"""
+
+
+def test_subscripts_in_a_define_are_checked_at_the_line_of_the_use(path: Path) -> None:
+    k = pk.kernel(MACRO, debug=True)
+    lo, y, hi = guarded(8)
+    x = np.arange(8, dtype=np.float32)
+    path.run(k, lo, y, hi, x, np.int64(0), ndrange=8)
+    assert list(path.after[1]) == list(2 * x)
+    with pytest.raises(pk.KernelFaultError) as info:
+        path.run(k, lo, y, hi, x, np.int64(3), ndrange=8)
+    err = info.value  # the second subscript of the macro's body, x[i + off]
+    assert (err.parameter, err.argument, err.extent) == ("x", 3, 8)
+    assert err.work_item in {(5,), (6,), (7,)} and err.index == err.work_item[0] + 3
+    assert err.lineno == line_of(MACRO, "AT(i) = SWAP_IN")
+
+
+MACRO_HELPER = """
+#define PUT(p, k) p[k] = 1.0f
+#define N 4
+void fill(float* a, long i) { for (int j = 0; j < N; j++) PUT(a, i * N + j); }
+@kernel void macro_helper(float* y, const long extra) {
+    const long i = @index(Global, Linear);
+    fill(y, i + extra);
+}
+"""
+
+
+def test_a_macro_inside_a_helper_is_checked_too(path: Path) -> None:
+    k = pk.kernel(MACRO_HELPER, debug=True)
+    path.run(k, np.zeros(8, np.float32), np.int64(0), ndrange=2)
+    assert (path.after[0] == 1).all()
+    with pytest.raises(pk.KernelFaultError) as info:
+        path.run(k, np.zeros(8, np.float32), np.int64(1), ndrange=2)
+    err = info.value
+    assert (err.parameter, err.index, err.extent, err.work_item) == ("y", 8, 8, (1,))
+    assert err.lineno == line_of(MACRO_HELPER, "void fill")
+
+
+def test_without_debug_mode_helpers_and_macros_render_as_written() -> None:
+    for source in (HELPER, NESTED, VIEW, MACRO, MACRO_HELPER):
+        plain = pk.kernel(source, debug=False)
+        for target in ("c", "opencl", "cuda", "metal"):
+            text = plain.render(target)
+            assert "pk_dbg" not in text
+        if "#define AT" in source:
+            assert "AT(i) = SWAP_IN(i, i + off)" in plain.render("c")
+
+
+MIXED = """
+float first(const float* a);
+float one(void) { return 1.0f; }
+float first(const float* a) { return *a; }
+float deref(const float* b, long k) { return *(b + k); }
+float walk(const float* p, int n) {
+    float s = 0.0f;
+    for (int j = 0; j < n; j++) s += *p++;
+    return s;
+}
+float from_local(const float* t, long k) { return t[k]; }
+#define READ(k) deref(x, k)
+@kernel void mixed(float* y, const float* x, const long off) {
+    @localmem float t[8];
+    const long l = @index(Local, Linear);
+    const long i = @index(Global, Linear);
+    t[l] = one();
+    @synchronize();
+    y[i] = first(x + i) + walk(x, 2) + from_local(t, l) + READ(i + off);
+}
+"""
+
+
+def test_prototypes_array_parameters_pointer_arithmetic_and_calls_in_macros(path: Path) -> None:
+    """A prototype and its definition, ``(void)``, ``*(b + k)`` (checked), a
+    pointer the helper moves (not checked), a @localmem pointer (not checked), and a
+    helper called from a macro, together."""
+    k = pk.kernel(MIXED, debug=True)
+    x = np.arange(8, dtype=np.float32)
+    path.run(k, np.zeros(8, np.float32), x, np.int64(0), ndrange=8, workgroupsize=8)
+    assert list(path.after[0]) == list(x + (x[0] + x[1]) + 1 + x)
+    with pytest.raises(pk.KernelFaultError) as info:
+        path.run(k, np.zeros(8, np.float32), x, np.int64(8), ndrange=8, workgroupsize=8)
+    err = info.value
+    assert (err.parameter, err.argument, err.extent) == ("x", 1, 8)
+    assert err.index == err.work_item[0] + 8
+    assert err.lineno == line_of(MIXED, "return *(b + k)")
+
+
+def test_only_helpers_that_reach_a_pointer_take_the_hidden_parameters() -> None:
+    source = """
+float sq(float v) { return v * v; }
+float at(const float* p, long i) { return sq(p[i]); }
+float outer(long i, const float* q) { return at(q, i); }
+@kernel void g(float* y, const float* x) {
+    const long i = @index(Global, Linear);
+    y[i] = sq(2.0f) + outer(i, x);
+}
+"""
+    for target in ("c", "opencl", "cuda", "metal"):
+        text = pk.kernel(source, debug=True).render(target)
+        assert "float sq(float v)" in text and "sq(2.0f)" in text
+        assert "pk_dbg_1_n" in text and "sq(2.0f) +" in text  # outer: q is parameter 1
+        assert "pk_dbg_0_n" in text  # at's pointer is its first parameter
+
+
+GROUPREDUCE = """
+float at(const float* p, long i) { return p[i]; }
+@kernel void total(float* out, const float* x, const long off) {
+    const long i = @index(Global, Linear);
+    const float t = @groupreduce(add, at(x, i + off));
+    if (@index(Local, Linear) == 0) out[@index(Group, Linear)] = t;
+}
+"""
+
+
+def test_a_helper_called_inside_a_group_collective(path: Path) -> None:
+    if path.where in ("pocl", "metal"):
+        pytest.skip("a helper taking a pointer inside @groupreduce does not build on OpenCL "
+                    "or Metal even without debug mode (the address-space clone's call is not "
+                    "renamed there)")
+    k = pk.kernel(GROUPREDUCE, debug=True)
+    x = np.arange(16, dtype=np.float32)
+    path.run(k, np.zeros(2, np.float32), x, np.int64(0), ndrange=16, workgroupsize=8)
+    assert list(path.after[0]) == [x[:8].sum(), x[8:].sum()]
+    with pytest.raises(pk.KernelFaultError) as info:
+        path.run(k, np.zeros(2, np.float32), x, np.int64(1), ndrange=16, workgroupsize=8)
+    err = info.value
+    assert (err.parameter, err.index, err.extent) == ("x", 16, 16)
+    # The native path reduces once per group, where no one work-item runs.
+    assert err.work_item in {(15,), None}
+
+
+def test_a_macro_defined_under_an_if_is_left_to_the_compiler() -> None:
+    source = """
+#ifdef WIDE
+#define AT(i) y[2 * (i)]
+#else
+#define AT(i) y[i]
+#endif
+#define ONE 1.0f
+@kernel void cond(float* y) {
+    const long i = @index(Global, Linear);
+    AT(i) = ONE;
+}
+"""
+    text = pk.kernel(source, debug=True).render("c")
+    assert "AT(i) = 1.0f;" in text  # ONE expanded; AT, defined under #ifdef, as written
