@@ -58,7 +58,7 @@ from ..errors import (
     PortakernError,
 )
 from ..syntax.vectors import VECTOR_TYPES
-from .mlx_optional import array_inputs, null_view, prologue, scalar_input
+from .mlx_optional import array_inputs, back_to, null_view, prologue, scalar_input, storage_dtype
 from .mlx_writeback import copy_kernel, writeback_modes
 
 __all__ = [
@@ -166,7 +166,7 @@ def numpy_dtype(mx_dtype: Any) -> np.dtype | None:
     try:
         return np.dtype(name)
     except TypeError:
-        return None
+        return storage_dtype(name)
 
 
 def mlx_dtype(dtype: Any) -> Any:
@@ -588,9 +588,8 @@ def _enqueue(program: Program, factory: Any, args: list, grid: tuple[int, int, i
         copies.append(a.nbytes)
     for index, value in list(results.items()):
         if args[index].dtype != value.dtype:
-            # float64="cast": back to the caller's dtype, on the CPU (no float64 on the GPU).
-            results[index] = value.astype(args[index].dtype, stream=mx.cpu)
-            copies.append(results[index].nbytes)
+            # float64="cast" (no float64 on the GPU), or bfloat16's bits: the caller's dtype.
+            results[index] = back_to(value, args[index].dtype, mx, copies)
     return results
 
 

@@ -134,6 +134,14 @@ def _is_pointer_type(parts: list, i: int) -> bool:
 
 
 class _Rewriter:
+    """The rewrite for one storage type: ``LOAD(i, p)`` reads ``p[i]`` as a float,
+    ``STORE(v, i, p)`` writes ``v`` rounded, pointers keep ``POINTER`` as their element
+    type, and bit casts pass through ``FROM_BITS``/``TO_BITS``
+    (:mod:`portakern.lower.bf16_storage` has the bfloat16 one)."""
+
+    LOAD, STORE, POINTER = "vload_half", "vstore_half_rte", "half"
+    FROM_BITS, TO_BITS, BITS_TYPE, LITERALS = "pk_half_from_bits", "pk_half_bits", "ushort", "hH"
+
     def __init__(self, words: frozenset[str], pointers: set[str]) -> None:
         self.words = words
         self.pointers = pointers
@@ -153,9 +161,10 @@ class _Rewriter:
                                                 p.macro.startswith("atomic") else a)
                                                for a in p.args), p.line, p.col))
             elif isinstance(p, Token) and p.kind == "id" and p.text in self.words:
-                text = "half" if _is_pointer_type(parts, i) else "float"
+                text = self.POINTER if _is_pointer_type(parts, i) else "float"
                 out.append(Token("id", text, p.line, p.col))
-            elif isinstance(p, Token) and p.kind == "num" and p.text[-1:] in "hH" \
+            elif isinstance(p, Token) and p.kind == "num" and p.text[-1:] \
+                    and p.text[-1:] in self.LITERALS \
                     and not p.text.lower().startswith("0x"):
                 out.append(Token("num", p.text[:-1] + "f", p.line, p.col))
             elif (isinstance(p, Token) and p.kind == "id" and p.text in self.pointers
@@ -175,17 +184,17 @@ class _Rewriter:
         rest = [self.parts(a) for a in rest]
         self.used_bits = True
         if call.macro == "bitcast" and t in self.words:
-            return [Gen("pk_half_from_bits((ushort)("), *rest[0], Gen("))")]
+            return [Gen(f"{self.FROM_BITS}(({self.BITS_TYPE})("), *rest[0], Gen("))")]
         if call.macro == "bitcast" and size == 2:
-            return [Call("bitcast", (t, size, [Gen("pk_half_bits("), *rest[0], Gen(")")]),
+            return [Call("bitcast", (t, size, [Gen(f"{self.TO_BITS}("), *rest[0], Gen(")")]),
                          call.line, call.col)]
         if call.macro == "load_bytes" and t in self.words:
-            return [Gen("pk_half_from_bits("), Call("load_bytes", ("ushort", 2, *rest),
+            return [Gen(f"{self.FROM_BITS}("), Call("load_bytes", (self.BITS_TYPE, 2, *rest),
                                                      call.line, call.col), Gen(")")]
         if call.macro == "store_bytes" and t in self.words:
             p, offset, v = rest
-            return [Call("store_bytes", ("ushort", 2, p, offset,
-                                         [Gen("pk_half_bits("), *v, Gen(")")]),
+            return [Call("store_bytes", (self.BITS_TYPE, 2, p, offset,
+                                         [Gen(f"{self.TO_BITS}("), *v, Gen(")")]),
                          call.line, call.col)]
         return [Call(call.macro, (t, size, *rest), call.line, call.col)]
 
@@ -203,19 +212,19 @@ class _Rewriter:
             op = nxt.text.rstrip("=")  # type: ignore[union-attr]
             start = k + 1 if nxt.text in ("<<=", ">>=") else k + 2  # type: ignore[union-attr]
         elif _punct(nxt, "++", "--"):
-            out += [Gen("vstore_half_rte(vload_half("), *index, Gen(", "), name,
+            out += [Gen(f"{self.STORE}({self.LOAD}("), *index, Gen(", "), name,
                     Gen(f") {nxt.text[0]} 1.0f, "), *index, Gen(", "), name,  # type: ignore[union-attr]
                     Gen(")")]
             return k + 1
         else:
-            out += [Gen("vload_half("), *index, Gen(", "), name, Gen(")")]
+            out += [Gen(f"{self.LOAD}("), *index, Gen(", "), name, Gen(")")]
             return close + 1
         end = _expression_end(parts, start)
         value = self.parts(parts[start:end])
         if op is not None:
-            value = [Gen("vload_half("), *index, Gen(", "), name, Gen(f") {op} ("), *value,
+            value = [Gen(f"{self.LOAD}("), *index, Gen(", "), name, Gen(f") {op} ("), *value,
                      Gen(")")]
-        out += [Gen("vstore_half_rte("), *value, Gen(", "), *index, Gen(", "), name, Gen(")")]
+        out += [Gen(f"{self.STORE}("), *value, Gen(", "), *index, Gen(", "), name, Gen(")")]
         return end
 
 
