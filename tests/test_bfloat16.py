@@ -5,10 +5,16 @@ covered is refused with an error naming the parameter and the fix."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+
 import numpy as np
 import pytest
 
 import portakern as pk
+from portakern.backends import _mlx
+from portakern.checks import check_metal, metal_check_available
 from portakern.errors import KernelTypeError
 
 ml_dtypes = pytest.importorskip("ml_dtypes", reason="bfloat16 arrays are ml_dtypes arrays")
@@ -119,3 +125,36 @@ def test_dtype_mismatch_names_the_argument():
 def test_every_target_renders_storage(target):
     src = pk.kernel(ACCUMULATE).render(target)
     assert "pk_bf16_round" in src and "bfloat16" not in src.split("pk_bf16_store")[-1]
+
+
+NVCC = shutil.which("nvcc") or ("/usr/local/bin/nvcc" if os.path.exists("/usr/local/bin/nvcc")
+                                else None)
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc is not installed (CUDA toolkit)")
+@pytest.mark.parametrize("source", [ROUNDTRIP, ACCUMULATE], ids=["roundtrip", "accumulate"])
+def test_cuda_rendering_compiles_with_nvcc_without_headers(source, tmp_path):
+    rendered = pk.kernel(source).rendered("cuda", {"T": "bfloat16"}, 1)
+    # Self-contained: no cuda_bf16.h, so NVRTC needs no include directory.
+    assert "#include" not in rendered.source and not rendered.fact("uses_half", False)
+    path = tmp_path / "k.cu"
+    path.write_text(rendered.source)
+    run = subprocess.run([NVCC, "--ptx", "-arch=compute_90", "-o", str(tmp_path / "k.ptx"),
+                          str(path)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert ".entry" in (tmp_path / "k.ptx").read_text()
+
+
+@pytest.mark.parametrize("source", [ROUNDTRIP, ACCUMULATE], ids=["roundtrip", "accumulate"])
+def test_metal_renderings_pass_the_check(source):
+    ok, why = metal_check_available()
+    if not ok:
+        pytest.skip(f"no clang for the Metal syntax check: {why}")
+    kernel = pk.kernel(source)
+    rendered = kernel.rendered("metal", {"T": "bfloat16"}, 1)
+    check_metal(rendered.source, sources=rendered.sources())
+    # What MLX compiles: the bfloat16 arrays are passed as their bits (uint16_t).
+    program = _mlx.build_program(rendered, "metal")
+    unit = _mlx.translation_unit(program, {"T": "bfloat16"})
+    assert "bfloat16_t" not in unit and "uint16_t" in unit
+    check_metal(unit, sources=rendered.sources())

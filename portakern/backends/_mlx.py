@@ -401,7 +401,8 @@ def param_dtypes(program: Program, bindings: dict[str, str]) -> dict[int, np.dty
     """The dtype of each parameter under type bindings (``{"T": "float"}``)."""
     from ..syntax.vectors import element_dtype
 
-    return {i: element_dtype(bindings.get(p.type, p.type)) for i, p in enumerate(program.params)}
+    return {i: element_dtype({"bfloat16": "uint16_t"}.get(t, t))  # bfloat16: its bits
+            for i, t in enumerate(bindings.get(p.type, p.type) for p in program.params)}
 
 
 def translation_unit(program: Program, bindings: dict[str, str] | None = None,
@@ -588,7 +589,6 @@ def _enqueue(program: Program, factory: Any, args: list, grid: tuple[int, int, i
         copies.append(a.nbytes)
     for index, value in list(results.items()):
         if args[index].dtype != value.dtype:
-            # float64="cast" (no float64 on the GPU), or bfloat16's bits: the caller's dtype.
             results[index] = back_to(value, args[index].dtype, mx, copies)
     return results
 

@@ -25,14 +25,14 @@ for a kernel that uses them, so no other rendering changes.
 from __future__ import annotations
 
 from ..errors import KernelTypeError
-from .half_storage import _pointer_names, _Rewriter
+from .half_storage import pointer_names, StorageRewriter
 
 __all__ = ["BF16", "bf16_words", "uses_bf16", "bf16_variant"]
 
 BF16 = "bfloat16"
 
 
-class _Bf16Rewriter(_Rewriter):
+class _Bf16Rewriter(StorageRewriter):
     LOAD, STORE, POINTER = "pk_bf16_load", "pk_bf16_store", "uint16_t"
     FROM_BITS, TO_BITS, LITERALS = "pk_bf16_to_float", "pk_bf16_bits", ""
 
@@ -87,7 +87,7 @@ def bf16_variant(lowered, helpers: list, body: list, local: list, bindings: dict
     arrays = {p.name for p in lowered.params if p.pointer and p.type in words}
     sections = [helpers, body, *local]
     for s in sections:
-        _pointer_names(s, words, arrays)
+        pointer_names(s, words, arrays)
     rewriter = _Bf16Rewriter(words, arrays, bits_type)
     helpers, body, *local = [rewriter.parts(list(s)) for s in sections]
     return helpers, body, local

@@ -27,7 +27,7 @@ from ..errors import KernelSyntaxError
 from ..syntax.parts import Call, Gen
 from ..syntax.tokens import Token
 
-__all__ = ["half_storage", "half_words"]
+__all__ = ["StorageRewriter", "half_storage", "half_words", "pointer_names"]
 
 _BIT_MACROS = frozenset({"bitcast", "load_bytes", "store_bytes"})
 #: The conversions the half-storage rewrite of @bitcast/@load/@store of half calls.
@@ -103,14 +103,14 @@ def _expression_end(parts: list, i: int) -> int:
     return len(parts)
 
 
-def _pointer_names(parts: Iterable, words: frozenset[str], found: set[str]) -> None:
+def pointer_names(parts: Iterable, words: frozenset[str], found: set[str]) -> None:
     """Names declared as pointers to half: ``half* p``, ``const T *p``."""
     parts = list(parts)
     for i, p in enumerate(parts):
         if isinstance(p, Call):
             for a in p.args:
                 if isinstance(a, list):
-                    _pointer_names(a, words, found)
+                    pointer_names(a, words, found)
             continue
         if not (isinstance(p, Token) and p.kind == "id" and p.text in words):
             continue
@@ -133,7 +133,7 @@ def _is_pointer_type(parts: list, i: int) -> bool:
     return j < len(parts) and _punct(parts[j], "*")
 
 
-class _Rewriter:
+class StorageRewriter:
     """The rewrite for one storage type: ``LOAD(i, p)`` reads ``p[i]`` as a float,
     ``STORE(v, i, p)`` writes ``v`` rounded, pointers keep ``POINTER`` as their element
     type, and bit casts pass through ``FROM_BITS``/``TO_BITS``
@@ -234,8 +234,8 @@ def half_storage(sections: list[list], words: frozenset[str],
     half storage; ``pointers`` are the kernel's half array parameters."""
     found = set(pointers)
     for s in sections:
-        _pointer_names(s, words, found)
-    rewriter = _Rewriter(words, found)
+        pointer_names(s, words, found)
+    rewriter = StorageRewriter(words, found)
     out = [rewriter.parts(list(s)) for s in sections]
     if rewriter.used_bits and out:
         out[0] = [Gen(_BIT_HELPERS), *out[0]]
