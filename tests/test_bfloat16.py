@@ -8,6 +8,8 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -117,8 +119,32 @@ def test_scalar_bfloat16_is_refused():
 
 def test_dtype_mismatch_names_the_argument():
     k = pk.kernel("@kernel void f(bfloat16* out) { out[@index(Global, Linear)] = 1.0f; }")
-    with pytest.raises(KernelTypeError, match=r"'out'.*bfloat16"):
+    fix = r"astype\(ml_dtypes\.bfloat16\)"
+    with pytest.raises(KernelTypeError, match=rf"'out'.*bfloat16.*{fix}"):
         k(pk.CPU())(np.zeros(4, np.float16), ndrange=4)
+
+
+def test_without_ml_dtypes_only_the_binding_needs_it():
+    # Rendering never imports ml_dtypes; asking for the host dtype names the fix.
+    code = textwrap.dedent("""
+        import sys
+        sys.modules["ml_dtypes"] = None  # as if not installed
+        import portakern as pk
+        from portakern.errors import KernelTypeError
+        from portakern.types import dtype_of, type_name_of
+        import numpy as np
+        src = pk.kernel("@kernel void f(bfloat16* y) { y[@index(Global, Linear)] = 2.0f; }")
+        assert "pk_bf16_store" in src.render("opencl")
+        assert type_name_of(np.float32) == "float"
+        try:
+            dtype_of("bfloat16")
+        except KernelTypeError as exc:
+            print(exc)
+    """)
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, cwd=os.path.dirname(os.path.dirname(__file__)))
+    assert run.returncode == 0, run.stderr
+    assert "pip install ml_dtypes" in run.stdout
 
 
 @pytest.mark.parametrize("target", ["c", "cuda", "metal", "opencl"])

@@ -414,7 +414,8 @@ def _astype(a: Any, name: str, dtype: np.dtype) -> str:
         return f"{name}.to(torch.{word})"
     if lib == "cupy":
         return f"{name}.astype(cupy.{word})"
-    return f"{name}.astype(numpy.{word})"  # NumPy, PyOpenCL (its astype takes NumPy's)
+    lib = "ml_dtypes" if word == "bfloat16" else "numpy"  # NumPy has no bfloat16
+    return f"{name}.astype({lib}.{word})"  # NumPy, PyOpenCL (its astype takes NumPy's)
 
 
 #: How each built-in backend's own library takes a NumPy array (``backend.name``).
@@ -462,8 +463,9 @@ def convert_scalar(value: Any, type_name: str, i: int, p: Any, label: str | None
     """
     dtype = TYPE_DTYPES.get(type_name)
     if dtype is None:  # a storage type (bfloat16): arrays only
+        origin = f" ({p.type} bound by {bound_by})" if bound_by and p.type != type_name else ""
         raise KernelTypeError(
-            f"{_describe(i, p, label)} is a {type_name} scalar{f' ({p.type} bound by {bound_by})' if bound_by and p.type != type_name else ''}; "
+            f"{_describe(i, p, label)} is a {type_name} scalar{origin}; "
             f"{type_name} is a storage type for arrays, computed in float: declare the "
             f"parameter float")
     # Fast paths for what launches pass most, skipping NumPy's slow scalar

@@ -25,7 +25,7 @@ for a kernel that uses them, so no other rendering changes.
 from __future__ import annotations
 
 from ..errors import KernelTypeError
-from .half_storage import pointer_names, StorageRewriter
+from .half_storage import StorageRewriter, pointer_names
 
 __all__ = ["BF16", "bf16_words", "uses_bf16", "bf16_variant"]
 
