@@ -24,13 +24,8 @@ from .cpu_paths import cpu_mode, hosted_native, native_backend
 from .host import NumPyArrays, same_args
 from .limits import both_paths, opencl_limits
 from .opencl_host import host_buffers, sync_host, writes_reach_host
-from .opencl_programs import (
-    Compiled,
-    build_program,
-    check_stack_use,
-    half_storage_variant,
-    local_memory,
-)
+from .opencl_programs import Compiled, build_program, check_stack_use, local_memory
+from .opencl_programs import half_storage_variant
 
 __all__ = ["OpenCL", "CPU", "cpu_install_hint"]
 
