@@ -110,6 +110,16 @@ def test_type_variable_binds_bfloat16():
     assert "pk_bf16" not in k.render("c", T="float")
 
 
+def test_output_of_bfloat16_is_allocated_as_ml_dtypes():
+    k = pk.kernel("@kernel void f(bfloat16* y, const float* x) "
+                  "{ const long i = @index(Global, Linear); y[i] = x[i] / 3.0f; }")
+    x = np.arange(16, dtype=np.float32)
+    y = k(pk.CPU())(pk.Output(16), x, ndrange=16).output
+    assert y.dtype == BF16
+    np.testing.assert_array_equal(y.view(np.uint16), (x / np.float32(3)).astype(BF16)
+                                  .view(np.uint16))
+
+
 def test_scalar_bfloat16_is_refused():
     k = pk.kernel("@kernel void f(float* out, bfloat16 s) "
                   "{ out[@index(Global, Linear)] = s; }")
