@@ -127,6 +127,13 @@ def test_scalar_bfloat16_is_refused():
         k.render("opencl")
 
 
+def test_debug_mode_is_refused_with_the_fix():
+    k = pk.kernel("@kernel void f(bfloat16* y) { y[@index(Global, Linear)] = 1.0f; }",
+                  debug=True)
+    with pytest.raises(KernelTypeError, match=r"'f'.*bfloat16.*debug mode.*without debug"):
+        k(pk.CPU())(np.zeros(4, BF16), ndrange=4)
+
+
 def test_dtype_mismatch_names_the_argument():
     k = pk.kernel("@kernel void f(bfloat16* out) { out[@index(Global, Linear)] = 1.0f; }")
     fix = r"astype\(ml_dtypes\.bfloat16\)"
