@@ -134,6 +134,37 @@ def test_debug_mode_is_refused_with_the_fix():
         k(pk.CPU())(np.zeros(4, BF16), ndrange=4)
 
 
+MIXED = """
+@kernel void mixed(half* h, bfloat16* b, const float* x) {
+    const long i = @index(Global, Linear);
+    @localmem bfloat16 tile[@groupsize()];  // a float each
+    tile[@index(Local, Linear)] = x[i];
+    @synchronize();
+    h[i] = (half)tile[@index(Local, Linear)];
+    b[i] = (float)h[i] * 2.0f;
+}
+"""
+
+
+def test_half_and_bfloat16_in_one_kernel(backend):
+    x = _values()[:128]
+    x = x[np.isfinite(x) & (np.abs(x) < 1e4)]
+    n = x.size
+    h, b, _ = _run(backend, pk.kernel(MIXED), [np.zeros(n, np.float16), np.zeros(n, BF16), x],
+                   n=n)
+    want_h = x.astype(BF16).astype(np.float32).astype(np.float16)
+    np.testing.assert_array_equal(h.view(np.uint16), want_h.view(np.uint16))
+    want_b = (want_h.astype(np.float32) * 2).astype(BF16)
+    np.testing.assert_array_equal(b.view(np.uint16), want_b.view(np.uint16))
+
+
+def test_bits_of_an_ambiguous_16_bit_value_are_refused():
+    k = pk.kernel("@kernel void f(uint16_t* u, const half* h, const bfloat16* b) {"
+                  " const long i = @index(Global, Linear); u[i] = @bitcast(uint16_t, h[i]); }")
+    with pytest.raises(KernelTypeError, match=r"'f' uses both half and bfloat16.*only one"):
+        k.render("cuda")
+
+
 def test_dtype_mismatch_names_the_argument():
     k = pk.kernel("@kernel void f(bfloat16* out) { out[@index(Global, Linear)] = 1.0f; }")
     fix = r"astype\(ml_dtypes\.bfloat16\)"

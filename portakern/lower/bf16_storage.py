@@ -36,9 +36,24 @@ class _Bf16Rewriter(StorageRewriter):
     LOAD, STORE, POINTER = "pk_bf16_load", "pk_bf16_store", "uint16_t"
     FROM_BITS, TO_BITS, LITERALS = "pk_bf16_to_float", "pk_bf16_bits", ""
 
-    def __init__(self, words: frozenset[str], pointers: set[str], bits_type: str) -> None:
+    def __init__(self, words: frozenset[str], pointers: set[str], bits_type: str,
+                 half_too: bool, kernel: str) -> None:
         super().__init__(words, pointers)
         self.BITS_TYPE = bits_type
+        self.half_too, self.kernel = half_too, kernel
+
+    def bits(self, call):
+        # Of a 16-bit integer, the value may be a half or a bfloat16 (both floats now): only
+        # one of them can own the conversion.
+        t, size = call.args[:2]
+        if (self.half_too and size == 2 and t not in self.words
+                and call.macro in ("bitcast", "store_bytes")):
+            raise KernelTypeError(
+                f"kernel {self.kernel!r} uses both half and bfloat16, and "
+                f"@{'bitcast' if call.macro == 'bitcast' else 'store'}({t}, ...) at line "
+                f"{call.line} cannot tell which one's bits to take; take the 16 bits in a "
+                f"kernel (or helper module) that uses only one of the two types")
+        return super().bits(call)
 
 
 def bf16_words(bindings: dict[str, str]) -> frozenset[str]:
@@ -88,6 +103,10 @@ def bf16_variant(lowered, helpers: list, body: list, local: list, bindings: dict
     sections = [helpers, body, *local]
     for s in sections:
         pointer_names(s, words, arrays)
-    rewriter = _Bf16Rewriter(words, arrays, bits_type)
+    from .half_storage import half_words
+
+    half_too = any(_mentions(list(s), half_words(bindings)) for s in sections) or any(
+        p.type in half_words(bindings) for p in lowered.params)
+    rewriter = _Bf16Rewriter(words, arrays, bits_type, half_too, lowered.name)
     helpers, body, *local = [rewriter.parts(list(s)) for s in sections]
     return helpers, body, local

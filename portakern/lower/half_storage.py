@@ -243,16 +243,18 @@ def half_storage(sections: list[list], words: frozenset[str],
 
 
 def storage_variant(lowered, helpers: list, body: list, bindings: dict[str, str],
-                    ) -> tuple[list, list, list, dict[str, str]]:
+                    local: list | None = None) -> tuple[list, list, list, dict[str, str]]:
     """The parts of a ``half_storage`` rendering: helpers, body and ``@localmem``
     declarations rewritten (:func:`half_storage`), and ``{name: bits name}`` for each scalar
     ``half`` parameter, which the kernel takes as its 16 bits (a ``ushort``: OpenCL refuses a
-    ``half`` argument without ``cl_khr_fp16``) and reads into a float of its name."""
+    ``half`` argument without ``cl_khr_fp16``) and reads into a float of its name.
+    ``local``: the ``@localmem`` declarations, if not the lowered kernel's own."""
     words = half_words(bindings)
     arrays = [p.name for p in lowered.params if p.pointer and p.type in words]
     scalars = {p.name: f"pk_bits_{p.name}" for p in lowered.params
                if not p.pointer and p.type in words}
-    helpers, body, *local = half_storage([helpers, body, *lowered.localmem], words, arrays)
+    sections = [helpers, body, *(lowered.localmem if local is None else local)]
+    helpers, body, *local = half_storage(sections, words, arrays)
     prologue = [Gen(f"const float {name} = vload_half(0, (const half*)&{bits});\n")
                 for name, bits in scalars.items()]
     return helpers, prologue + body, local, scalars

@@ -321,7 +321,7 @@ def render_lowered(lowered: LoweredKernel, module_helpers: object, target: str,
         from ..lower.half_storage import storage_variant
 
         helper_parts, body_parts, local_decls, half_bits = storage_variant(
-            lowered, helper_parts, body_parts, bindings)
+            lowered, helper_parts, body_parts, bindings, list(local_decls))
     helpers = emitter.emit(helper_parts)
     if lowered.line:
         # The generated signature (and local memory) belong to the user's @kernel line,
@@ -365,7 +365,7 @@ def render_lowered(lowered: LoweredKernel, module_helpers: object, target: str,
             # A helper may include the header itself.
             ("uses_half", uses_half or "cuda_fp16" in names),
             ("mlx_renames", _mlx_renames(lowered, names)),
-            ("sized_local", sized_local(lowered.localmem, bindings)),
+            ("sized_local", sized_local(local_decls, bindings)),  # as rewritten: a float each
             ("private_atomics", private))
     variables = dict(
         pk=macros,
