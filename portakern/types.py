@@ -11,7 +11,8 @@ import numpy as np
 
 from .errors import KernelTypeError
 
-__all__ = ["TYPE_DTYPES", "KNOWN_TYPES", "dtype_of", "type_name_of", "as_type_name"]
+__all__ = ["TYPE_DTYPES", "KNOWN_TYPES", "STORAGE_TYPES", "dtype_of", "type_name_of",
+           "as_type_name", "bfloat16_dtype"]
 
 #: Language type name -> NumPy dtype. Several names may share a dtype; the first
 #: name listed for a dtype is the canonical one used when binding type variables.
@@ -37,7 +38,13 @@ TYPE_DTYPES: dict[str, np.dtype] = {
     ]
 }
 
-KNOWN_TYPES: frozenset[str] = frozenset(TYPE_DTYPES)
+#: Storage types: arrays of them are loaded and stored, their values computed in float
+#: (docs/language.md, "Half and bfloat16 storage"). NumPy has no bfloat16: its dtype is
+#: ``ml_dtypes.bfloat16``, imported only when an array or a name needs it, so it is not in
+#: :data:`TYPE_DTYPES`.
+STORAGE_TYPES: frozenset[str] = frozenset({"bfloat16"})
+
+KNOWN_TYPES: frozenset[str] = frozenset(TYPE_DTYPES) | STORAGE_TYPES
 
 _CANONICAL: dict[np.dtype, str] = {}
 for _name, _dt in TYPE_DTYPES.items():
@@ -49,14 +56,33 @@ _CANONICAL[np.dtype(np.int16)] = "int16_t"
 _CANONICAL[np.dtype(np.uint16)] = "uint16_t"
 
 
+def bfloat16_dtype() -> np.dtype:
+    """``ml_dtypes.bfloat16`` as a NumPy dtype; a :class:`KernelTypeError` naming the fix
+    where ``ml_dtypes`` is not installed."""
+    try:
+        import ml_dtypes
+    except ImportError as exc:
+        raise KernelTypeError(
+            "bfloat16 arrays on the host are ml_dtypes.bfloat16 arrays (NumPy has no "
+            "bfloat16 dtype), and ml_dtypes is not installed: pip install ml_dtypes"
+        ) from exc
+    return np.dtype(ml_dtypes.bfloat16)
+
+
 def dtype_of(type_name: str) -> np.dtype:
-    """Return the NumPy dtype of a language type name."""
+    """Return the NumPy dtype of a language type name (bfloat16's is ``ml_dtypes``')."""
+    if type_name == "bfloat16":
+        return bfloat16_dtype()
     return TYPE_DTYPES[type_name]
 
 
 def type_name_of(dtype: np.dtype) -> str | None:
     """Return the canonical language type for a dtype, or None if it has none."""
-    return _CANONICAL.get(np.dtype(dtype))
+    dt = np.dtype(dtype)
+    name = _CANONICAL.get(dt)
+    if name is None and dt.name == "bfloat16" and dt.itemsize == 2:
+        return "bfloat16"  # ml_dtypes.bfloat16, known by its name without importing it
+    return name
 
 
 def as_type_name(value: object, *, what: str) -> str:

@@ -58,7 +58,7 @@ from ..errors import (
     PortakernError,
 )
 from ..syntax.vectors import VECTOR_TYPES
-from .mlx_optional import array_inputs, null_view, prologue, scalar_input
+from .mlx_optional import array_inputs, back_to, null_view, prologue, scalar_input, storage_dtype
 from .mlx_writeback import copy_kernel, writeback_modes
 
 __all__ = [
@@ -166,7 +166,7 @@ def numpy_dtype(mx_dtype: Any) -> np.dtype | None:
     try:
         return np.dtype(name)
     except TypeError:
-        return None
+        return storage_dtype(name)
 
 
 def mlx_dtype(dtype: Any) -> Any:
@@ -401,7 +401,8 @@ def param_dtypes(program: Program, bindings: dict[str, str]) -> dict[int, np.dty
     """The dtype of each parameter under type bindings (``{"T": "float"}``)."""
     from ..syntax.vectors import element_dtype
 
-    return {i: element_dtype(bindings.get(p.type, p.type)) for i, p in enumerate(program.params)}
+    return {i: element_dtype({"bfloat16": "uint16_t"}.get(t, t))  # bfloat16: its bits
+            for i, t in enumerate(bindings.get(p.type, p.type) for p in program.params)}
 
 
 def translation_unit(program: Program, bindings: dict[str, str] | None = None,
@@ -588,9 +589,7 @@ def _enqueue(program: Program, factory: Any, args: list, grid: tuple[int, int, i
         copies.append(a.nbytes)
     for index, value in list(results.items()):
         if args[index].dtype != value.dtype:
-            # float64="cast": back to the caller's dtype, on the CPU (no float64 on the GPU).
-            results[index] = value.astype(args[index].dtype, stream=mx.cpu)
-            copies.append(results[index].nbytes)
+            results[index] = back_to(value, args[index].dtype, mx, copies)
     return results
 
 

@@ -32,6 +32,7 @@ import numpy as np
 
 from ..errors import KernelTypeError
 from ..subprocesses import fork_safe_lock
+from ..types import bfloat16_dtype, type_name_of
 from . import _mlx
 from .base import ArrayInfo, Availability, Backend, Limits, default_instance
 from .cuda_support import CUDA_MAX_BLOCK, DEFAULT_MAX_GRID, launch_config
@@ -207,10 +208,16 @@ class _MLXBackend(Backend, abstract=True):
         import mlx.core as mx
 
         host = np.ascontiguousarray(array)
+        if type_name_of(host.dtype) == "bfloat16":  # ml_dtypes.bfloat16: by its bits
+            return mx.array(host.view(np.uint16)).view(mx.bfloat16)
         # mx.array would turn float64 into float32 unless told the dtype.
         return mx.array(host, dtype=_mlx.mlx_dtype(host.dtype))
 
     def to_host(self, array: Any) -> np.ndarray:
+        import mlx.core as mx
+
+        if array.dtype == mx.bfloat16:  # NumPy's is ml_dtypes.bfloat16: by its bits
+            return np.array(array.view(mx.uint16), copy=True).view(bfloat16_dtype())
         return np.array(array, copy=True)
 
 

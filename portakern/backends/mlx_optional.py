@@ -59,15 +59,40 @@ def prologue(params: Any, dialect: str, vectors: tuple[str, ...],
 def null_view(program: Any, i: int, a: Any, mx: Any) -> Any:
     """``a``, or for NULL a zero-filled stand-in of the parameter's dtype."""
     if a is not NULL:
-        return a
+        # bfloat16 is its 16 bits on every target (portakern.lower.bf16_storage): a view.
+        return a.view(mx.uint16) if a.dtype == mx.bfloat16 else a
     p = program.params[i]
     if not (p.const and _handled(p, program.dialect, ())):
         raise KernelArgumentError(
             f"argument {i} {p.name!r} ({p.describe()}) is None, which MLX cannot pass "
             f"{'to a written array' if not p.const else 'on its CUDA dialect'}; pass an "
             f"array, or launch on another backend")
-    dtype = TYPE_DTYPES[program.bindings.get(p.type, p.type)]
+    dtype = TYPE_DTYPES.get(program.bindings.get(p.type, p.type), np.dtype(np.uint16))
     return mx.array(np.zeros(_STANDIN_SIZE, dtype))
+
+
+def back_to(value: Any, dtype: Any, mx: Any, copies: list[int]) -> Any:
+    """A result in the caller's MLX ``dtype``: bfloat16's 16 bits viewed back (no copy),
+    else (float64="cast") converted on the CPU, the copy counted."""
+    if dtype == mx.bfloat16 and value.dtype == mx.uint16:
+        return value.view(mx.bfloat16)
+    out = value.astype(dtype, stream=mx.cpu)
+    copies.append(out.nbytes)
+    return out
+
+
+def storage_dtype(name: str) -> np.dtype | None:
+    """The NumPy dtype of MLX's ``bfloat16`` (``ml_dtypes``'), None for another name or
+    without ml_dtypes."""
+    if name != "bfloat16":
+        return None
+    from ..errors import KernelTypeError
+    from ..types import bfloat16_dtype
+
+    try:
+        return bfloat16_dtype()
+    except KernelTypeError:
+        return None
 
 
 def scalar_input(kind: str, i: int, scalars: dict[int, Any], args: list, mx: Any) -> Any:

@@ -29,7 +29,7 @@ from ..errors import (
 from ..syntax.language import KernelDef, check_count
 from ..syntax.vectors import VECTOR_TYPES, element_dtype
 from ..syntax.vectors import check_array as check_vector_array
-from ..types import KNOWN_TYPES, TYPE_DTYPES, type_name_of
+from ..types import KNOWN_TYPES, STORAGE_TYPES, TYPE_DTYPES, dtype_of, type_name_of
 from .layouts import contiguous_fix as _contiguous
 from .layouts import library_of as _library
 from .layouts import nd_layout, span_view
@@ -233,7 +233,7 @@ def _check_args(kdef: KernelDef, args: tuple, backend: Backend, constants: dict[
             check_struct_array(_describe(i, p, lab(p.name)), p.type, kdef.structs,
                                backend.target, info, backend)
         elif p.type in KNOWN_TYPES:
-            expected = TYPE_DTYPES[p.type]
+            expected = TYPE_DTYPES.get(p.type) or _storage_dtype(p.type, info.dtype)
             if info.dtype != expected:
                 raise KernelTypeError(
                     f"{_describe(i, p, lab(p.name))} must have dtype {expected}, got "
@@ -246,7 +246,7 @@ def _check_args(kdef: KernelDef, args: tuple, backend: Backend, constants: dict[
             if bindings[p.type] != name:
                 raise KernelTypeError(
                     f"{_describe(i, p, lab(p.name))} has dtype {info.dtype}, but {p.type} is "
-                    f"already {bindings[p.type]} ({TYPE_DTYPES[bindings[p.type]]}) from "
+                    f"already {bindings[p.type]} ({_storage_dtype(bindings[p.type], None)}) from "
                     f"{bound_by[p.type]}")
         else:
             bindings[p.type] = name
@@ -298,8 +298,9 @@ def _check_args(kdef: KernelDef, args: tuple, backend: Backend, constants: dict[
                 f"kernel.specialize({p.type}='float')")
     for i, p in enumerate(params):
         at[0] = p
-        if p.type in kdef.structs:
-            continue  # (a struct's half fields: the target's compiler says)
+        if p.type in kdef.structs or bindings.get(p.type, p.type) in STORAGE_TYPES:
+            continue  # (a struct's half fields: the target's compiler says; bfloat16 is
+            # stored as 16 bits everywhere)
         feature = _FEATURES.get(element_dtype(bindings.get(p.type, p.type)))
         if feature is not None and not backend.supports(feature):
             fix = (_astype(args[i], lab(p.name) or p.name, np.dtype(np.float32)) if p.pointer
@@ -413,7 +414,8 @@ def _astype(a: Any, name: str, dtype: np.dtype) -> str:
         return f"{name}.to(torch.{word})"
     if lib == "cupy":
         return f"{name}.astype(cupy.{word})"
-    return f"{name}.astype(numpy.{word})"  # NumPy, PyOpenCL (its astype takes NumPy's)
+    lib = "ml_dtypes" if word == "bfloat16" else "numpy"  # NumPy has no bfloat16
+    return f"{name}.astype({lib}.{word})"  # NumPy, PyOpenCL (its astype takes NumPy's)
 
 
 #: How each built-in backend's own library takes a NumPy array (``backend.name``).
@@ -441,6 +443,14 @@ _IMIN = {dt: int(np.iinfo(dt).min) for dt in TYPE_DTYPES.values() if dt.kind in 
 _IMAX = {dt: int(np.iinfo(dt).max) for dt in TYPE_DTYPES.values() if dt.kind in "iu"}
 
 
+def _storage_dtype(type_name: str, given: Any) -> Any:
+    """The dtype of a storage type (bfloat16): ``given`` where it is one already (no
+    import needed), else ``ml_dtypes``' (:func:`portakern.types.dtype_of`)."""
+    if given is not None and type_name_of(given) == type_name:
+        return given
+    return dtype_of(type_name)
+
+
 def convert_scalar(value: Any, type_name: str, i: int, p: Any, label: str | None = None,
                    bound_by: str | None = None) -> np.generic:
     """Convert a Python or NumPy scalar to the parameter's dtype, or say why not.
@@ -451,7 +461,13 @@ def convert_scalar(value: Any, type_name: str, i: int, p: Any, label: str | None
     ``bound_by`` what bound its type variable (named in the message, so a refusal
     says where the type came from).
     """
-    dtype = TYPE_DTYPES[type_name]
+    dtype = TYPE_DTYPES.get(type_name)
+    if dtype is None:  # a storage type (bfloat16): arrays only
+        origin = f" ({p.type} bound by {bound_by})" if bound_by and p.type != type_name else ""
+        raise KernelTypeError(
+            f"{_describe(i, p, label)} is a {type_name} scalar{origin}; "
+            f"{type_name} is a storage type for arrays, computed in float: declare the "
+            f"parameter float")
     # Fast paths for what launches pass most, skipping NumPy's slow scalar
     # checks (4 us, a tenth of a launch): a scalar of the parameter's own dtype,
     # and a Python float or int well inside the type's range.

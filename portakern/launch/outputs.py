@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import KernelTypeError
-from ..types import TYPE_DTYPES
+from ..types import STORAGE_TYPES, TYPE_DTYPES, dtype_of
 
 __all__ = ["Output", "bind_named", "outputs_backend", "with_outputs"]
 
@@ -108,16 +108,16 @@ def _dtype(kernel: Any, backend: Any, param: Any, spec: Output, args: tuple,
         return spec.dtype
     if like is not None and _dtype_of(backend, like) is not None:
         return _dtype_of(backend, like)
-    if param.type in TYPE_DTYPES:
-        return TYPE_DTYPES[param.type]
+    if param.type in TYPE_DTYPES or param.type in STORAGE_TYPES:
+        return dtype_of(param.type)
     for p, a in zip(kernel.signature, args, strict=False):
         if p.pointer and p.type == param.type and type(a) is not Output:
             found = _dtype_of(backend, a)
             if found is not None:
                 return found
     bound = kernel.constants.get(param.type)
-    if isinstance(bound, str) and bound in TYPE_DTYPES:
-        return TYPE_DTYPES[bound]
+    if isinstance(bound, str) and (bound in TYPE_DTYPES or bound in STORAGE_TYPES):
+        return dtype_of(bound)
     raise KernelTypeError(
         f"kernel {kernel.name!r}: pk.Output for {param.name!r} ({param.describe()}) cannot "
         f"tell its dtype: give dtype=, like='<parameter>', or pass an array that binds "

@@ -31,7 +31,7 @@ ACCESS_CONSTRUCTS = frozenset({"@vload", "@vstore", *BIT_CONSTRUCTS})
 #: The scalar types these constructs take, and their sizes in bytes.
 BIT_SIZES = {
     "char": 1, "int8_t": 1, "uint8_t": 1,
-    "short": 2, "int16_t": 2, "uint16_t": 2, "half": 2,
+    "short": 2, "int16_t": 2, "uint16_t": 2, "half": 2, "bfloat16": 2,
     "int": 4, "uint": 4, "int32_t": 4, "uint32_t": 4, "float": 4,
     "long": 8, "ulong": 8, "int64_t": 8, "uint64_t": 8, "double": 8,
 }

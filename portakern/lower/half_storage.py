@@ -27,7 +27,7 @@ from ..errors import KernelSyntaxError
 from ..syntax.parts import Call, Gen
 from ..syntax.tokens import Token
 
-__all__ = ["half_storage", "half_words"]
+__all__ = ["StorageRewriter", "half_storage", "half_words", "pointer_names"]
 
 _BIT_MACROS = frozenset({"bitcast", "load_bytes", "store_bytes"})
 #: The conversions the half-storage rewrite of @bitcast/@load/@store of half calls.
@@ -103,14 +103,14 @@ def _expression_end(parts: list, i: int) -> int:
     return len(parts)
 
 
-def _pointer_names(parts: Iterable, words: frozenset[str], found: set[str]) -> None:
+def pointer_names(parts: Iterable, words: frozenset[str], found: set[str]) -> None:
     """Names declared as pointers to half: ``half* p``, ``const T *p``."""
     parts = list(parts)
     for i, p in enumerate(parts):
         if isinstance(p, Call):
             for a in p.args:
                 if isinstance(a, list):
-                    _pointer_names(a, words, found)
+                    pointer_names(a, words, found)
             continue
         if not (isinstance(p, Token) and p.kind == "id" and p.text in words):
             continue
@@ -133,7 +133,15 @@ def _is_pointer_type(parts: list, i: int) -> bool:
     return j < len(parts) and _punct(parts[j], "*")
 
 
-class _Rewriter:
+class StorageRewriter:
+    """The rewrite for one storage type: ``LOAD(i, p)`` reads ``p[i]`` as a float,
+    ``STORE(v, i, p)`` writes ``v`` rounded, pointers keep ``POINTER`` as their element
+    type, and bit casts pass through ``FROM_BITS``/``TO_BITS``
+    (:mod:`portakern.lower.bf16_storage` has the bfloat16 one)."""
+
+    LOAD, STORE, POINTER = "vload_half", "vstore_half_rte", "half"
+    FROM_BITS, TO_BITS, BITS_TYPE, LITERALS = "pk_half_from_bits", "pk_half_bits", "ushort", "hH"
+
     def __init__(self, words: frozenset[str], pointers: set[str]) -> None:
         self.words = words
         self.pointers = pointers
@@ -153,9 +161,10 @@ class _Rewriter:
                                                 p.macro.startswith("atomic") else a)
                                                for a in p.args), p.line, p.col))
             elif isinstance(p, Token) and p.kind == "id" and p.text in self.words:
-                text = "half" if _is_pointer_type(parts, i) else "float"
+                text = self.POINTER if _is_pointer_type(parts, i) else "float"
                 out.append(Token("id", text, p.line, p.col))
-            elif isinstance(p, Token) and p.kind == "num" and p.text[-1:] in "hH" \
+            elif isinstance(p, Token) and p.kind == "num" and p.text[-1:] \
+                    and p.text[-1:] in self.LITERALS \
                     and not p.text.lower().startswith("0x"):
                 out.append(Token("num", p.text[:-1] + "f", p.line, p.col))
             elif (isinstance(p, Token) and p.kind == "id" and p.text in self.pointers
@@ -175,17 +184,17 @@ class _Rewriter:
         rest = [self.parts(a) for a in rest]
         self.used_bits = True
         if call.macro == "bitcast" and t in self.words:
-            return [Gen("pk_half_from_bits((ushort)("), *rest[0], Gen("))")]
+            return [Gen(f"{self.FROM_BITS}(({self.BITS_TYPE})("), *rest[0], Gen("))")]
         if call.macro == "bitcast" and size == 2:
-            return [Call("bitcast", (t, size, [Gen("pk_half_bits("), *rest[0], Gen(")")]),
+            return [Call("bitcast", (t, size, [Gen(f"{self.TO_BITS}("), *rest[0], Gen(")")]),
                          call.line, call.col)]
         if call.macro == "load_bytes" and t in self.words:
-            return [Gen("pk_half_from_bits("), Call("load_bytes", ("ushort", 2, *rest),
+            return [Gen(f"{self.FROM_BITS}("), Call("load_bytes", (self.BITS_TYPE, 2, *rest),
                                                      call.line, call.col), Gen(")")]
         if call.macro == "store_bytes" and t in self.words:
             p, offset, v = rest
-            return [Call("store_bytes", ("ushort", 2, p, offset,
-                                         [Gen("pk_half_bits("), *v, Gen(")")]),
+            return [Call("store_bytes", (self.BITS_TYPE, 2, p, offset,
+                                         [Gen(f"{self.TO_BITS}("), *v, Gen(")")]),
                          call.line, call.col)]
         return [Call(call.macro, (t, size, *rest), call.line, call.col)]
 
@@ -203,19 +212,19 @@ class _Rewriter:
             op = nxt.text.rstrip("=")  # type: ignore[union-attr]
             start = k + 1 if nxt.text in ("<<=", ">>=") else k + 2  # type: ignore[union-attr]
         elif _punct(nxt, "++", "--"):
-            out += [Gen("vstore_half_rte(vload_half("), *index, Gen(", "), name,
+            out += [Gen(f"{self.STORE}({self.LOAD}("), *index, Gen(", "), name,
                     Gen(f") {nxt.text[0]} 1.0f, "), *index, Gen(", "), name,  # type: ignore[union-attr]
                     Gen(")")]
             return k + 1
         else:
-            out += [Gen("vload_half("), *index, Gen(", "), name, Gen(")")]
+            out += [Gen(f"{self.LOAD}("), *index, Gen(", "), name, Gen(")")]
             return close + 1
         end = _expression_end(parts, start)
         value = self.parts(parts[start:end])
         if op is not None:
-            value = [Gen("vload_half("), *index, Gen(", "), name, Gen(f") {op} ("), *value,
+            value = [Gen(f"{self.LOAD}("), *index, Gen(", "), name, Gen(f") {op} ("), *value,
                      Gen(")")]
-        out += [Gen("vstore_half_rte("), *value, Gen(", "), *index, Gen(", "), name, Gen(")")]
+        out += [Gen(f"{self.STORE}("), *value, Gen(", "), *index, Gen(", "), name, Gen(")")]
         return end
 
 
@@ -225,8 +234,8 @@ def half_storage(sections: list[list], words: frozenset[str],
     half storage; ``pointers`` are the kernel's half array parameters."""
     found = set(pointers)
     for s in sections:
-        _pointer_names(s, words, found)
-    rewriter = _Rewriter(words, found)
+        pointer_names(s, words, found)
+    rewriter = StorageRewriter(words, found)
     out = [rewriter.parts(list(s)) for s in sections]
     if rewriter.used_bits and out:
         out[0] = [Gen(_BIT_HELPERS), *out[0]]
@@ -234,16 +243,18 @@ def half_storage(sections: list[list], words: frozenset[str],
 
 
 def storage_variant(lowered, helpers: list, body: list, bindings: dict[str, str],
-                    ) -> tuple[list, list, list, dict[str, str]]:
+                    local: list | None = None) -> tuple[list, list, list, dict[str, str]]:
     """The parts of a ``half_storage`` rendering: helpers, body and ``@localmem``
     declarations rewritten (:func:`half_storage`), and ``{name: bits name}`` for each scalar
     ``half`` parameter, which the kernel takes as its 16 bits (a ``ushort``: OpenCL refuses a
-    ``half`` argument without ``cl_khr_fp16``) and reads into a float of its name."""
+    ``half`` argument without ``cl_khr_fp16``) and reads into a float of its name.
+    ``local``: the ``@localmem`` declarations, if not the lowered kernel's own."""
     words = half_words(bindings)
     arrays = [p.name for p in lowered.params if p.pointer and p.type in words]
     scalars = {p.name: f"pk_bits_{p.name}" for p in lowered.params
                if not p.pointer and p.type in words}
-    helpers, body, *local = half_storage([helpers, body, *lowered.localmem], words, arrays)
+    sections = [helpers, body, *(lowered.localmem if local is None else local)]
+    helpers, body, *local = half_storage(sections, words, arrays)
     prologue = [Gen(f"const float {name} = vload_half(0, (const half*)&{bits});\n")
                 for name, bits in scalars.items()]
     return helpers, prologue + body, local, scalars

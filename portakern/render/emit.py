@@ -314,12 +314,22 @@ def render_lowered(lowered: LoweredKernel, module_helpers: object, target: str,
 
         helper_parts = check_helpers(helper_parts)
     local_decls, half_bits = lowered.localmem, {}
+    from ..lower.bf16_storage import BF16, bf16_variant, bf16_words, uses_bf16
+
+    bf16 = bf16_words(bindings) if uses_bf16(lowered, [helper_parts, body_parts, *local_decls],
+                                             bindings) else frozenset()
+    if bf16:
+        # bfloat16 is storage everywhere: 16-bit arrays, computed in float.
+        helper_parts, body_parts, local_decls = bf16_variant(
+            lowered, helper_parts, body_parts, list(local_decls), bindings,
+            type_names.get("uint16_t", "uint16_t"))
+        type_names[BF16] = "float"
     if extra.get("half_storage"):
         # A device without half arithmetic: half is storage, computed in float.
         from ..lower.half_storage import storage_variant
 
         helper_parts, body_parts, local_decls, half_bits = storage_variant(
-            lowered, helper_parts, body_parts, bindings)
+            lowered, helper_parts, body_parts, bindings, list(local_decls))
     shapes = None
     if getattr(macros, "native_shapes", False) and not (lowered.lockstep or lowered.debug):
         # Shapes the native path runs in another form (portakern/lower/native_shapes.py).
@@ -350,6 +360,8 @@ def render_lowered(lowered: LoweredKernel, module_helpers: object, target: str,
         t = bindings.get(p.type, p.type)
         if p.name in half_bits:
             p, t = replace(p, name=half_bits[p.name]), "ushort"
+        elif p.pointer and p.type in bf16:
+            t = "uint16_t"
         resolved.append((p, type_names.get(t, t), t))
     typedefs = [(name, type_names.get(t, t), t) for name, t in bindings.items()]
     all_text = helpers + body + localmem + " ".join(t for _, t, _ in typedefs) + " ".join(
@@ -368,7 +380,7 @@ def render_lowered(lowered: LoweredKernel, module_helpers: object, target: str,
             # A helper may include the header itself.
             ("uses_half", uses_half or "cuda_fp16" in names),
             ("mlx_renames", _mlx_renames(lowered, names)),
-            ("sized_local", sized_local(lowered.localmem, bindings)),
+            ("sized_local", sized_local(local_decls, bindings)),  # as rewritten: a float each
             ("private_atomics", private))
     variables = dict(
         pk=macros,
@@ -382,6 +394,7 @@ def render_lowered(lowered: LoweredKernel, module_helpers: object, target: str,
         names=names,
         uses_double="double" in names,
         uses_half=uses_half and not extra.get("half_storage"),
+        uses_bfloat16=bool(bf16),
         uses_atomics=any(n.startswith("pk_atomic_") for n in names)
         or bool(lowered.private_atomics),
         private_atomics=private,

@@ -21,6 +21,7 @@ import numpy as np
 from portakern import CPU, registry
 from portakern.backends.base import ArrayInfo, Availability, Backend, default_instance
 from portakern.errors import BackendMismatchError, KernelTypeError
+from portakern.types import bfloat16_dtype
 
 __all__ = ["TorchCPU"]
 __version__ = "0.1.0"
@@ -72,7 +73,7 @@ class TorchCPU(CPU):
         try:
             # detach(): a kernel writes memory directly, outside autograd, as an
             # in-place NumPy operation on .numpy() would.
-            view = array.detach().numpy()
+            view = _numpy_view(array.detach(), torch)
         except TypeError as exc:
             raise KernelTypeError(
                 f"torch dtype {array.dtype} has no NumPy equivalent, so no kernel type; "
@@ -90,4 +91,12 @@ class TorchCPU(CPU):
         return _torch().from_numpy(np.array(array, order="C", copy=True))
 
     def to_host(self, array: Any) -> np.ndarray:
-        return np.array(array.detach().cpu().numpy(), copy=True)
+        return np.array(_numpy_view(array.detach().cpu(), _torch()), copy=True)
+
+
+def _numpy_view(tensor: Any, torch: Any) -> np.ndarray:
+    """A CPU tensor's memory as a NumPy array. NumPy has no bfloat16: a torch.bfloat16
+    tensor is viewed through its 16 bits as ``ml_dtypes.bfloat16`` (no copy)."""
+    if tensor.dtype == torch.bfloat16:
+        return tensor.view(torch.uint16).numpy().view(bfloat16_dtype())
+    return tensor.numpy()

@@ -58,3 +58,18 @@ def test_mixing_tensors_and_numpy_arrays_names_both() -> None:
                   "x[@index(Global, Linear)]; }")
     with pytest.raises(TypeError, match=r"(?s)torch\.Tensor -> TorchCPU\(\).*CPU\(\)"):
         k(torch.zeros(4), np.zeros(4, np.float32), ndrange=4)
+
+
+def test_bfloat16_tensors_run_in_place_by_their_bits() -> None:
+    ml_dtypes = pytest.importorskip("ml_dtypes", reason="bfloat16 arrays are ml_dtypes arrays")
+    k = pk.kernel("""
+        @kernel void halve(T* y, const T* x) {
+            const long i = @index(Global, Linear);
+            y[i] = x[i] * 0.5f + 1.0f;
+        }""")
+    x = torch.linspace(-7, 7, 200, dtype=torch.float32).to(torch.bfloat16)
+    y = torch.zeros(200, dtype=torch.bfloat16)
+    k(y, x, ndrange=200)  # binds T=bfloat16 from the tensors
+    host = x.float().numpy()
+    want = (host * np.float32(0.5) + np.float32(1)).astype(ml_dtypes.bfloat16)
+    np.testing.assert_array_equal(y.view(torch.uint16).numpy(), want.view(np.uint16))
