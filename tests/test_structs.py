@@ -338,3 +338,31 @@ def test_a_pointer_field_is_refused_only_for_array_parameters():
     assert np.all(y == 1)
     with pytest.raises(KernelSyntaxError, match=r"'v'.*view.*unsupported field"):
         pk.kernel("typedef struct { float* p; } view;\n@kernel void k(const view* v) { }\n")
+
+
+@pytest.mark.metal
+def test_an_optional_struct_array_on_mlx_takes_bytes_and_refuses_none():
+    backend = pk.Metal()
+    if not backend.available():
+        pytest.skip(f"Metal unavailable: {backend.available().reason}")
+    src = "typedef struct { float a; int b; } pair;\n" \
+          "@kernel void k(float* y, const pair* p = null) {\n" \
+          "    const long i = @index(Global, Linear);\n" \
+          "    y[i] = p ? p[i].a + (float)p[i].b : -1.0f;\n}\n"
+    p = np.zeros(3, np.dtype([("a", np.float32), ("b", np.int32)]))
+    p["a"], p["b"] = [1, 2, 3], [10, 20, 30]
+    y = backend.to_device(np.zeros(3, np.float32))
+    pk.kernel(src)(backend)(y, backend.to_device(p), ndrange=(3,))
+    np.testing.assert_array_equal(backend.to_host(y), [11, 22, 33])
+    with pytest.raises(pk.KernelArgumentError, match=r"'p'.*None.*array of structs"):
+        pk.kernel(src)(backend)(y, None, ndrange=(3,))
+
+
+def test_an_optional_struct_array_may_be_none_on_the_cpu():
+    src = "typedef struct { float a; int b; } pair;\n" \
+          "@kernel void k(float* y, const pair* p = null) {\n" \
+          "    const long i = @index(Global, Linear);\n" \
+          "    y[i] = p ? p[i].a + (float)p[i].b : -1.0f;\n}\n"
+    y = np.zeros(3, np.float32)
+    pk.kernel(src)(y, None, ndrange=(3,))
+    np.testing.assert_array_equal(y, [-1, -1, -1])
