@@ -277,13 +277,6 @@ def _variants() -> list[Any]:
     return out
 
 
-def _takes_structs(name: str) -> bool:
-    """Whether the example has an array of structs, which MLX cannot pass (no structured
-    dtypes): its Metal source is checked, not MLX's translation unit."""
-    kdef = examples.get(name).load().parsed("metal")[1]
-    return any(p.type in kdef.structs for p in kdef.params)
-
-
 def _rendered(name: str, dtype: np.dtype, ndim: int, target: str = "metal") -> tuple:
     kernel = examples.get(name).load()
     bindings = {tv: type_name_of(dtype) for tv in kernel.type_vars}
@@ -298,8 +291,6 @@ def test_example_metal_sources_pass_the_check(clang: None, name: str, dtype: np.
     if not cast:
         # Metal has no double: float64 examples exist only through float64="cast".
         check_metal(rendered.source, sources=rendered.sources())
-    if _takes_structs(name):
-        return
     program = _mlx.build_program(rendered, "metal", cast64=cast)
     check_metal(_mlx.translation_unit(program, bindings), sources=rendered.sources())
     # MLX puts inputs of fewer than 8 elements in the constant address space.
@@ -310,8 +301,6 @@ def test_example_metal_sources_pass_the_check(clang: None, name: str, dtype: np.
 @pytest.mark.parametrize("name, dtype, ndim", _variants())
 def test_example_mlx_cuda_sources_compile(nvrtc: None, name: str, dtype: np.dtype,
                                           ndim: int) -> None:
-    if _takes_structs(name):
-        pytest.skip("MLX arrays have no structured dtypes")
     rendered, bindings = _rendered(name, dtype, ndim, target="cuda")
     program = _mlx.build_program(rendered, "cuda")
     source = _mlx.translation_unit(program, bindings,
@@ -531,8 +520,8 @@ def _standin_cases() -> list[Any]:
     for name in examples.names():
         ex = examples.get(name)
         for dt in ex.dtypes:
-            if np.dtype(dt) == np.float64 or _takes_structs(name):
-                continue  # Metal has none; float64="cast" is tested below (no structs in MLX)
+            if np.dtype(dt) == np.float64:
+                continue  # Metal has none; float64="cast" is tested below
             out.append(pytest.param(name, np.dtype(dt), id=f"{name}-{np.dtype(dt).name}"))
     return out
 

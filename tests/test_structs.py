@@ -62,8 +62,14 @@ def _run(backend, kernel, host_args, n):
     args = tuple(backend.to_device(a) if isinstance(a, np.ndarray) else a for a in host_args)
     kernel(backend)(*args, ndrange=(n,))
     backend.synchronize()
-    return [backend.to_host(a) if isinstance(h, np.ndarray) else a
+    # An MLX array stands for structs by its bytes (to_device views them as uint8).
+    return [_as(backend.to_host(a), h.dtype) if isinstance(h, np.ndarray) else a
             for a, h in zip(args, host_args, strict=True)]
+
+
+def _as(host: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    return host.view(dtype) if dtype.fields and host.dtype != dtype else host
+
 
 
 def _q4_kernel() -> pk.Kernel:
@@ -104,8 +110,6 @@ def test_define_sizes_an_array_field():
 # -- the q4_0 example on every backend --------------------------------------------------
 
 def test_q4_0_dequantizes_on_each_backend(backend):
-    if backend.name.startswith("Metal") or "MLX" in repr(backend):
-        pytest.skip("MLX arrays have no structured dtypes (test_mlx_refuses_struct_arrays)")
     blocks = _q4_blocks(37)
     y = np.zeros(37 * 32, np.float32)
     got, _ = _run(backend, _q4_kernel(), (y, blocks), y.size)
@@ -124,19 +128,66 @@ def test_q4_0_on_the_cpu_opencl_path(monkeypatch):
 
 
 @pytest.mark.metal
-def test_mlx_refuses_struct_arrays():
+def test_q4_0_takes_an_mlx_array_of_the_blocks_bytes():
+    backend = pk.Metal()
+    if not backend.available():
+        pytest.skip(f"Metal unavailable: {backend.available().reason}")
+    import mlx.core as mx
+
+    blocks = _q4_blocks(6, 2)
+    as_device = backend.to_device(blocks)
+    assert as_device.dtype == mx.uint8 and as_device.shape == (6 * Q4.itemsize,)
+    for raw in (as_device, mx.array(blocks.view(np.uint8)), mx.array(blocks.view(np.uint32))):
+        y = backend.to_device(np.zeros(6 * 32, np.float32))
+        _q4_kernel()(backend)(y, raw, ndrange=(6 * 32,))
+        np.testing.assert_array_equal(backend.to_host(y), _q4_ref(blocks))
+
+
+@pytest.mark.metal
+@pytest.mark.parametrize("nbytes", [30, 19])
+def test_mlx_refuses_bytes_that_are_no_whole_number_of_structs(nbytes):
     backend = pk.Metal()
     if not backend.available():
         pytest.skip(f"Metal unavailable: {backend.available().reason}")
     y = backend.to_device(np.zeros(32, np.float32))
-    raw = backend.to_device(np.zeros(20, np.uint8))
-    with pytest.raises(KernelTypeError, match="MLX arrays have no structured dtypes"):
+    raw = backend.to_device(np.zeros(nbytes, np.uint8))
+    with pytest.raises(KernelTypeError) as info:
         _q4_kernel()(backend)(y, raw, ndrange=(32,))
+    text = str(info.value)
+    for needle in ("'blocks'", "block_q4_0", "20 bytes on metal", f"{nbytes} bytes",
+                   "view(numpy.uint8)", "to_device"):
+        assert needle in text, (needle, text)
+    assert np.all(backend.to_host(y) == 0)
+
+
+SCALE = """
+typedef struct { float d; uint8_t qs[16]; } block_q4_0;
+
+@kernel void scale(block_q4_0* blocks, const float s) {
+    const long i = @index(Global, Linear);
+    blocks[i].d = blocks[i].d * s;
+    blocks[i].qs[i % 16] = (uint8_t)i;
+}
+"""
+
+
+@pytest.mark.metal
+def test_a_written_struct_array_reaches_the_callers_mlx_array():
+    backend = pk.Metal()
+    if not backend.available():
+        pytest.skip(f"Metal unavailable: {backend.available().reason}")
+    blocks = _q4_blocks(40, 4)
+    dev = backend.to_device(blocks)
+    pk.kernel(SCALE)(backend)(dev, np.float32(3), ndrange=(40,))
+    got = backend.to_host(dev).view(Q4)
+    want = blocks.copy()
+    want["d"] *= np.float32(3)
+    want["qs"][np.arange(40), np.arange(40) % 16] = np.arange(40)
+    np.testing.assert_array_equal(got["d"], want["d"])
+    np.testing.assert_array_equal(got["qs"], want["qs"])
 
 
 def test_nested_structs_locals_and_helper_results(backend):
-    if backend.name.startswith("Metal") or "MLX" in repr(backend):
-        pytest.skip("MLX arrays have no structured dtypes")
     n = 9
     recs = np.zeros(n, REC)
     recs["flag"] = np.arange(n)
@@ -145,6 +196,13 @@ def test_nested_structs_locals_and_helper_results(backend):
     recs["n"] = np.arange(3 * n).reshape(n, 3)
     out = (np.zeros(n, np.float32), np.zeros(n, np.float64), np.zeros(n, np.int32))
     kernel = pk.kernel(COPY_FIELDS)
+    if backend.name == "Metal":
+        # Metal has no double, and float64="cast" would change the struct's layout.
+        for b in (backend, type(backend)(float64="cast")):
+            with pytest.raises(KernelTypeError, match=r"'recs'.*struct rec, whose field 'w' is a "
+                                                      r"double.*Use a float field"):
+                _run(b, kernel, (*out, recs), n)
+        return
     if backend.target not in ("c", "cuda"):  # (the layout is the same on every target)
         assert struct_layout("rec", kernel.parsed(backend.target)[1].structs,
                              backend.target).dtype == REC
@@ -187,8 +245,6 @@ range widen(range a, range b) {
 
 
 def test_localmem_of_structs_and_arrow_access(backend):
-    if backend.name.startswith("Metal") or "MLX" in repr(backend):
-        pytest.skip("MLX arrays have no structured dtypes")
     x = np.random.default_rng(3).random(256).astype(np.float32)
     out = np.zeros(4, np.dtype([("lo", np.float32), ("hi", np.float32)]))
     got, _ = _run(backend, pk.kernel(LOCALMEM), (out, x), x.size)
@@ -208,8 +264,6 @@ def test_struct_tag_definitions_render_a_typedef_for_opencl():
 
 
 def test_half_field(backend):
-    if backend.name.startswith("Metal") or "MLX" in repr(backend):
-        pytest.skip("MLX arrays have no structured dtypes")
     if not backend.supports("float16"):
         pytest.skip(f"{backend!r} has no half storage")
     src = "typedef struct { half d; uint8_t q[2]; } hb;\n" \
@@ -284,3 +338,31 @@ def test_a_pointer_field_is_refused_only_for_array_parameters():
     assert np.all(y == 1)
     with pytest.raises(KernelSyntaxError, match=r"'v'.*view.*unsupported field"):
         pk.kernel("typedef struct { float* p; } view;\n@kernel void k(const view* v) { }\n")
+
+
+@pytest.mark.metal
+def test_an_optional_struct_array_on_mlx_takes_bytes_and_refuses_none():
+    backend = pk.Metal()
+    if not backend.available():
+        pytest.skip(f"Metal unavailable: {backend.available().reason}")
+    src = "typedef struct { float a; int b; } pair;\n" \
+          "@kernel void k(float* y, const pair* p = null) {\n" \
+          "    const long i = @index(Global, Linear);\n" \
+          "    y[i] = p ? p[i].a + (float)p[i].b : -1.0f;\n}\n"
+    p = np.zeros(3, np.dtype([("a", np.float32), ("b", np.int32)]))
+    p["a"], p["b"] = [1, 2, 3], [10, 20, 30]
+    y = backend.to_device(np.zeros(3, np.float32))
+    pk.kernel(src)(backend)(y, backend.to_device(p), ndrange=(3,))
+    np.testing.assert_array_equal(backend.to_host(y), [11, 22, 33])
+    with pytest.raises(pk.KernelArgumentError, match=r"'p'.*None.*array of structs"):
+        pk.kernel(src)(backend)(y, None, ndrange=(3,))
+
+
+def test_an_optional_struct_array_may_be_none_on_the_cpu():
+    src = "typedef struct { float a; int b; } pair;\n" \
+          "@kernel void k(float* y, const pair* p = null) {\n" \
+          "    const long i = @index(Global, Linear);\n" \
+          "    y[i] = p ? p[i].a + (float)p[i].b : -1.0f;\n}\n"
+    y = np.zeros(3, np.float32)
+    pk.kernel(src)(y, None, ndrange=(3,))
+    np.testing.assert_array_equal(y, [-1, -1, -1])

@@ -59,6 +59,7 @@ from ..errors import (
 )
 from ..syntax.vectors import VECTOR_TYPES
 from .mlx_optional import array_inputs, back_to, null_view, prologue, scalar_input, storage_dtype
+from .mlx_structs import param_dtypes, struct_params
 from .mlx_writeback import copy_kernel, writeback_modes
 
 __all__ = [
@@ -218,6 +219,7 @@ class Program:
     mlx_kernel: Any = field(default=None, repr=False)
     mlx_factory: Any = field(default=None, repr=False)
     sized: tuple = ()  #: @localmem sized at launch (.local_sizes; set by backends.metal)
+    structs: tuple[str, ...] = ()  #: arrays of structs, passed as their bytes (mlx_structs)
 
     @property
     def fused(self) -> tuple[int, ...]:
@@ -247,7 +249,8 @@ def build_program(rendered: Any, dialect: str, cast64: bool = False,
     # components; the prologue views it as vectors, which an MLX output cannot be: a
     # written one is staged (docs/language.md, "Vector types").
     vectors = tuple(p.name for p in params if p.pointer and p.type in VECTOR_TYPES)
-    modes.update({p.name: "staged" for p in params if p.writable and p.name in vectors})
+    structs = struct_params(params, rendered.bindings)  # their bytes, viewed likewise
+    modes.update({p.name: "staged" for p in params if p.writable and p.name in vectors + structs})
     inputs: list[InputSpec] = []
     outputs: list[str] = []
     output_params: list[int] = []
@@ -257,7 +260,8 @@ def build_program(rendered: Any, dialect: str, cast64: bool = False,
             inputs.append(InputSpec(renamed.get(p.name, p.name) if dialect == "metal"
                                     else f"pk_arg_{p.name}", "scalar", i))
         elif p.const:
-            inputs.extend(InputSpec(*s) for s in array_inputs(p, i, dialect, vectors, renamed))
+            inputs.extend(InputSpec(*s) for s in array_inputs(p, i, dialect, vectors, renamed,
+                                                              structs))
         elif modes[p.name] == "fused":
             inputs.append(InputSpec(f"pk_in_{p.name}", "current", i))
             outputs.append(renamed.get(p.name, p.name))
@@ -275,18 +279,19 @@ def build_program(rendered: Any, dialect: str, cast64: bool = False,
         mlx_staged=tuple(p.name for p in params if modes.get(p.name) == "staged"),
         mlx_cast64=cast64,
         mlx_vectors=tuple(p.name for p in params if p.const and p.name in vectors),
+        mlx_structs=tuple(p.name for p in params if p.const and p.name in structs),
         renames=renames,
         **options,
     )
     header, source = variant.section("header"), variant.section("source")
-    source = prologue(params, dialect, vectors, renamed) + source
+    source = prologue(params, dialect, vectors, renamed, structs) + source
     digest = hashlib.sha1((header + "\0" + source).encode()).hexdigest()[:12]
     # MLX caches compiled kernels by name, so a name must never stand for two sources.
     name = f"pk_{rendered.name}_{digest}"
     return Program(dialect, name, rendered.name, header, source, tuple(inputs),
                    tuple(outputs), tuple(output_params), modes, params, rendered.ndim,
                    cast64, rendered.filename, getattr(rendered, "user_source", ""),
-                   dict(rendered.bindings))
+                   dict(rendered.bindings), structs=structs)
 
 
 # -- the source MLX compiles ----------------------------------------------------------------------
@@ -397,14 +402,8 @@ def _np_name(dt: np.dtype) -> str:
     return "bool" if dt.kind == "b" else dt.name
 
 
-def param_dtypes(program: Program, bindings: dict[str, str]) -> dict[int, np.dtype]:
-    """The dtype of each parameter under type bindings (``{"T": "float"}``)."""
-    from ..syntax.vectors import element_dtype
-
-    return {i: element_dtype({"bfloat16": "uint16_t"}.get(t, t))  # bfloat16: its bits
-            for i, t in enumerate(bindings.get(p.type, p.type) for p in program.params)}
-
-
+from .mlx_optional import array_inputs, back_to, null_view, prologue, scalar_input, storage_dtype
+from .mlx_structs import param_dtypes, struct_params
 def translation_unit(program: Program, bindings: dict[str, str] | None = None,
                      shapes: dict[str, tuple[int, ...]] | None = None, **kwargs: Any) -> str:
     """The whole source MLX would compile for ``program``, for a check or an error message.
@@ -521,7 +520,7 @@ def _enqueue(program: Program, factory: Any, args: list, grid: tuple[int, int, i
     for i, p in enumerate(params):
         if p.pointer:
             a = null_view(program, i, args[i], mx)
-            if program.cast64 and a.dtype == mx.float64:
+            if program.cast64 and a.dtype == mx.float64 and p.name not in program.structs:
                 a = a.astype(mx.float32, stream=mx.cpu)
                 copies.append(a.nbytes)
             elif p.axes and a.size and not memoryview(a).c_contiguous:

@@ -38,6 +38,7 @@ from .base import ArrayInfo, Availability, Backend, Limits, default_instance
 from .cuda_support import CUDA_MAX_BLOCK, DEFAULT_MAX_GRID, launch_config
 from .local_sizes import checked_header, sized_arrays, template_constants
 from .mlx_optional import NULL
+from .mlx_structs import struct_bytes
 
 __all__ = ["Metal", "MLXCUDA", "mlx_source", "mlx_uses_cuda"]
 
@@ -210,6 +211,9 @@ class _MLXBackend(Backend, abstract=True):
         host = np.ascontiguousarray(array)
         if type_name_of(host.dtype) == "bfloat16":  # ml_dtypes.bfloat16: by its bits
             return mx.array(host.view(np.uint16)).view(mx.bfloat16)
+        if host.dtype.fields is not None:
+            # MLX has no structured dtypes: an array of structs is its bytes (mlx_structs).
+            return mx.array(struct_bytes(host))
         # mx.array would turn float64 into float32 unless told the dtype.
         return mx.array(host, dtype=_mlx.mlx_dtype(host.dtype))
 

@@ -40,8 +40,12 @@ def _handled(p: Any, dialect: str, vectors: tuple[str, ...]) -> bool:
 
 
 def array_inputs(p: Any, i: int, dialect: str, vectors: tuple[str, ...],
-                 renames: dict[str, str]) -> list[tuple[str, str, int]]:
-    """The MLX inputs ``(name, kind, index)`` for read-only array parameter ``p``."""
+                 renames: dict[str, str],
+                 structs: tuple[str, ...] = ()) -> list[tuple[str, str, int]]:
+    """The MLX inputs ``(name, kind, index)`` for read-only array parameter ``p``; an array
+    of structs is its bytes, ``pk_bytes_<name>`` (:mod:`.mlx_structs`)."""
+    if p.name in structs:
+        return [(f"pk_bytes_{p.name}", "array", i)]
     if _handled(p, dialect, vectors):
         return [(f"pk_opt_{p.name}", "array", i), (f"pk_has_{p.name}", "has", i)]
     return [(f"pk_vec_{p.name}" if p.name in vectors else renames.get(p.name, p.name),
@@ -49,11 +53,12 @@ def array_inputs(p: Any, i: int, dialect: str, vectors: tuple[str, ...],
 
 
 def prologue(params: Any, dialect: str, vectors: tuple[str, ...],
-             renames: dict[str, str]) -> str:
+             renames: dict[str, str], structs: tuple[str, ...] = ()) -> str:
     """The body's first line: each optional array, null where its flag says so."""
     return "".join(f"auto {renames.get(p.name, p.name)} = pk_has_{p.name} ? "
                    f"pk_opt_{p.name} : nullptr;\n"
-                   for p in params if p.pointer and p.const and _handled(p, dialect, vectors))
+                   for p in params if p.pointer and p.const and _handled(p, dialect, vectors)
+                   and p.name not in structs)
 
 
 def null_view(program: Any, i: int, a: Any, mx: Any) -> Any:
@@ -62,6 +67,10 @@ def null_view(program: Any, i: int, a: Any, mx: Any) -> Any:
         # bfloat16 is its 16 bits on every target (portakern.lower.bf16_storage): a view.
         return a.view(mx.uint16) if a.dtype == mx.bfloat16 else a
     p = program.params[i]
+    if p.name in program.structs:
+        raise KernelArgumentError(
+            f"argument {i} {p.name!r} ({p.describe()}) is None, which MLX cannot pass for an "
+            f"array of structs; pass an array (its bytes), or launch on another backend")
     if not (p.const and _handled(p, program.dialect, ())):
         raise KernelArgumentError(
             f"argument {i} {p.name!r} ({p.describe()}) is None, which MLX cannot pass "

@@ -290,7 +290,7 @@ def _check_args(kdef: KernelDef, args: tuple, backend: Backend, constants: dict[
                     f"bind it with kernel.specialize({p.type}='float')")
         out[i] = convert_scalar(a, t, i, p, lab(p.name), bound_by.get(p.type))
     for p in nulls:
-        if p.type not in KNOWN_TYPES and p.type not in bindings:
+        if p.type not in KNOWN_TYPES and p.type not in bindings and p.type not in kdef.structs:
             at[0] = p
             raise KernelTypeError(
                 f"{_describe(p.index, p, lab(p.name))} is None, so it cannot bind {p.type}; "

@@ -3,8 +3,9 @@
 ``const block_q4_0* blocks`` takes an array whose dtype is structured with the struct's
 field names, in order, at the offsets the target lays them out
 (:mod:`portakern.analysis.struct_layouts`), and the same itemsize. CuPy and PyOpenCL
-arrays carry NumPy dtypes, so they are checked the same way; MLX has no structured dtypes,
-so an MLX array is refused with the reason.
+arrays carry NumPy dtypes, so they are checked the same way. MLX has no structured dtypes:
+an MLX array stands for the structs by its bytes, and only its byte length is checked (a
+whole number of structs; :mod:`portakern.backends.mlx_structs`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..analysis.struct_layouts import FieldLayout, StructLayout, struct_layout
+from ..backends.mlx_structs import check_struct_bytes
 from ..errors import KernelTypeError
 from ..syntax.structs import StructDef
 from ..targets import target_info
@@ -66,10 +68,8 @@ def check_struct_array(where: str, type_name: str, structs: dict[str, StructDef]
     want = _spelled(layout)
     if got.fields is None:
         if getattr(backend, "name", "") in _MLX:
-            raise KernelTypeError(
-                f"{where} is an array of struct {type_name}, but MLX arrays have no "
-                f"structured dtypes; run this kernel on another backend (CPU(), CUDA(), "
-                f"OpenCL()) with a NumPy/CuPy/PyOpenCL array of dtype {want}")
+            check_struct_bytes(where, layout, got, tuple(info.shape), want, backend)
+            return
         raise KernelTypeError(
             f"{where} is an array of struct {type_name}: pass a structured array of dtype "
             f"{want} (portakern.struct_dtype(kernel, {type_name!r}, {target!r})), "
