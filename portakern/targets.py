@@ -65,6 +65,10 @@ class TargetInfo:
         The dialect overloads operators and functions for a struct (the C++ dialects),
         so ``cfloat``'s ``+ - * /`` and ``exp(z)`` are written as they are; without it
         (OpenCL C) :mod:`portakern.lower.complex_ops` rewrites them into calls.
+    constructors : bool
+        A struct may have constructors (``cfloat(re, im)``, ``cfloat z = 1.0f``); without
+        them (Metal, whose address spaces a constructor's copies trip over) the complex
+        struct is an aggregate and those are rewritten into ``pk_cfloat_make`` calls.
     initcheck : bool
         Its ``macros.j2`` defines debug mode's initcheck primitives (``initcheck_clear``,
         ``local_read``, ``local_write``, ``local_update``) for a kernel lowered without
@@ -85,6 +89,7 @@ class TargetInfo:
     address_spaces: AddressSpaces | None = None
     initcheck: bool = False
     operators: bool = True
+    constructors: bool = True
 
     def facts(self) -> Any:
         """What this target has: math functions, constants, atomics, device features
@@ -160,7 +165,8 @@ _BUILTIN = (
     TargetInfo("cuda", "CUDA", initcheck=True),
     TargetInfo("metal", "Metal", printf=False, prints=False, pointer_address_spaces=True,
                address_spaces=METAL_SPACES,
-               reserved_words=METAL_RESERVED_WORDS, double=False, initcheck=True),
+               reserved_words=METAL_RESERVED_WORDS, double=False, initcheck=True,
+               constructors=False),
     TargetInfo("c", "the native C++ path (CPU())", lockstep=True, printf=False),
 )
 _TABLE: dict[str, TargetInfo] = {t.name: t for t in _BUILTIN}

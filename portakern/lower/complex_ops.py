@@ -13,7 +13,9 @@ types each expression has under the variant's bindings (``T`` bound to ``cfloat`
   (``pk_cdouble_of(z)``); ``-z`` becomes ``pk_<C>_neg(z)``;
 * ``z op= v`` becomes ``z = pk_<C>_op(z, v)`` (``z`` must have no side effects: it is
   written twice); ``z = x`` and ``cfloat z = x`` with a real ``x`` convert it;
-* ``cfloat(re, im)`` and ``(cfloat)x`` become ``pk_cfloat_make``;
+* ``cfloat(re, im)`` and ``(cfloat)x`` become ``pk_cfloat_make`` (on Metal too, whose
+  struct has no constructors: :attr:`portakern.targets.TargetInfo.constructors`; only these
+  and the conversions are rewritten there);
   ``real imag conj abs arg exp log sqrt pow`` of a complex argument and ``polar(r, t)``
   become ``pk_<C>_<name>``.
 
@@ -67,13 +69,13 @@ def complex_calls(facts: Any, module: Module, kdef: KernelDef, binding: Mapping[
     ``kdef`` itself where it has them or the kernel uses no complex type. A ``cdouble`` on a
     target without ``double`` (Metal) is a :class:`~portakern.errors.KernelTypeError`."""
     _check_double(kdef, binding, target)
-    if target.operators or not _mentions_complex(kdef, binding):
+    if target.operators and target.constructors or not _mentions_complex(kdef, binding):
         return kdef
     from dataclasses import replace
 
     typed = typed_body(facts, module, kdef, dict(binding))
     body = list(kdef.body)
-    return replace(kdef, body=_Rewriter(typed, body, module).run())
+    return replace(kdef, body=_Rewriter(typed, body, module, target.operators).run())
 
 
 def _check_double(kdef: KernelDef, binding: Mapping[str, Any], target: Any) -> None:
@@ -88,7 +90,9 @@ def _check_double(kdef: KernelDef, binding: Mapping[str, Any], target: Any) -> N
 
 
 class _Rewriter:
-    def __init__(self, typed: Any, body: list, module: Module) -> None:
+    def __init__(self, typed: Any, body: list, module: Module, operators: bool) -> None:
+        #: With operators (Metal), only constructors and conversions are rewritten.
+        self.operators = operators
         self.typed = typed
         self.body = body
         self.module = module
@@ -123,6 +127,10 @@ class _Rewriter:
     def own(self, node: Expr) -> bool:
         """Whether ``node`` itself is rewritten (not only inside)."""
         t = self.type_of(node)
+        if self.operators and not (isinstance(node, (Cast, Declarator)) or isinstance(
+                node, Assign) and node.op == "=" or isinstance(node, Call) and isinstance(
+                node.func, TypeName)):
+            return False
         if isinstance(node, Binary) and node.op in _OPS:
             return any(self.type_of(c).complex for c in (node.left, node.right) if c)
         if isinstance(node, Unary):
@@ -194,7 +202,8 @@ class _Rewriter:
                         node.first)
                 value = self.call(at, f"pk_{target.name}_{_OPS[node.op[:-1]]}",
                                   [left, value])
-            return [*left, _tok(at, "punct", "="), *value]
+            return [*left, _tok(at, "ws", " "), _tok(at, "punct", "="), _tok(at, "ws", " "),
+                    *value]
         if isinstance(node, Declarator):
             span = self.span(node)
             init = self.span(node.init)  # type: ignore[arg-type]
