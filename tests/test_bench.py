@@ -38,10 +38,17 @@ def test_every_workload_runs_and_agrees_with_numpy():
     rows, _ = _quick(backend="CPU")
     kernel_rows = [r for r in rows
                    if not r.name.startswith(("launch", "get_backend", "kernel creation"))]
-    from portakern.bench import auto_rows, block_rows, ndarray_rows, row_rows, scan_rows
+    from portakern.bench import (
+        auto_rows,
+        block_rows,
+        complex_rows,
+        ndarray_rows,
+        row_rows,
+        scan_rows,
+    )
 
     extra = {*block_rows.NAMES, *scan_rows.NAMES, ndarray_rows.NAME, auto_rows.NAME,
-             *row_rows.NAMES}
+             *row_rows.NAMES, complex_rows.NAME}
     assert {r.name for r in kernel_rows} == {w.name for w in bench.WORKLOADS} | extra
     creation = [r for r in rows if r.name == "kernel creation"]
     assert [r.size for r in creation] == ["saxpy"] and creation[0].baseline == "one render + parse"
@@ -403,3 +410,12 @@ def test_bench_refuses_bad_user_options(tmp_path, capsys, bad):
     rc, rows = _user_bench(tmp_path, *bad)
     assert rc == 2 and rows is None
     assert "portakern bench --kernel:" in capsys.readouterr().err
+
+
+def test_complex_madd_row_agrees_with_numpy():
+    """The complex_madd row (cfloat arithmetic) checks its kernel against NumPy; only its
+    fields are asserted, never a time."""
+    rows, _ = _quick(backend="CPU", only=["complex_madd"])
+    row = next(r for r in rows if r.name == "complex_madd")
+    assert row.ok and row.baseline == "numpy" and row.size == "4096 complex64"
+    assert row.ratio == pytest.approx(row.seconds / row.baseline_seconds) and not row.target
