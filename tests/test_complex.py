@@ -20,8 +20,8 @@ MADD = """
 FUNCS = """
 @kernel void funcs(cfloat* out, float* parts, const cfloat* z, const cfloat* cs) {
     const long i = @index(Global, Linear);
-    cfloat w = z[i];
-    cfloat c = cs[0];
+    const cfloat w = z[i];
+    const cfloat c = cs[0];
     out[i * 10 + 0] = conj(w) * 2 - c / w;
     out[i * 10 + 1] = exp(w);
     out[i * 10 + 2] = log(w);
@@ -217,10 +217,13 @@ def test_metal_rendering_passes_the_clang_check():
     ok, why = metal_check_available()
     if not ok:
         pytest.skip(f"no Metal check here: {why}")
-    # No complex scalar (MADD's `T a`): MLX refuses one (test_madd_matches_numpy), and the
-    # check's clang cannot copy a struct out of constant memory.
-    for source, bindings in [(FUNCS, {}), (ATOMIC, {})]:
+    from portakern.examples import EXAMPLES_DIR
+
+    fir = (EXAMPLES_DIR / "fir_complex.pk").read_text()
+    for source, bindings in [(MADD, {"T": "cfloat"}), (FUNCS, {}), (ATOMIC, {}), (fir, {})]:
         rendered = pk.kernel(source).rendered("metal", bindings, 1)
         check_metal(rendered.source, sources=rendered.sources())
+        if "T a" in source:  # MLX refuses a complex scalar (test_madd_matches_numpy)
+            continue
         program = _mlx.build_program(rendered, "metal", cast64=False)
         check_metal(_mlx.translation_unit(program, bindings), sources=rendered.sources())

@@ -40,7 +40,9 @@ from ..syntax.expressions import (
     Declarator,
     Expr,
     InitList,
+    Member,
     Name,
+    Subscript,
     TypeName,
     Unary,
     children,
@@ -91,8 +93,11 @@ def _check_double(kdef: KernelDef, binding: Mapping[str, Any], target: Any) -> N
 
 class _Rewriter:
     def __init__(self, typed: Any, body: list, module: Module, operators: bool) -> None:
-        #: With operators (Metal), only constructors and conversions are rewritten.
+        #: With operators (Metal), only constructors, conversions and element reads are
+        #: rewritten.
         self.operators = operators
+        #: Subscripts used as places (assigned, ``&y[i]``, ``y[i].re``), never rewritten.
+        self.places: set[int] = set()
         self.typed = typed
         self.body = body
         self.module = module
@@ -104,6 +109,13 @@ class _Rewriter:
     def run(self) -> list:
         roots = [tree for runs in self.typed.trees.values() for _, tree in runs
                  if tree is not None]
+        for root in roots:
+            for n in walk(root):
+                place = n.target if isinstance(n, Assign) else n.operand if isinstance(
+                    n, Unary) and n.op in ("&", "++", "--") else n.base if isinstance(
+                    n, Member) else None
+                if place is not None:
+                    self.places.add(id(place))
         spans = []
         for root in roots:
             if not self.needs(root):
@@ -127,6 +139,14 @@ class _Rewriter:
     def own(self, node: Expr) -> bool:
         """Whether ``node`` itself is rewritten (not only inside)."""
         t = self.type_of(node)
+        if self.operators and isinstance(node, Subscript):
+            # Metal: a complex element of device or threadgroup memory (and below, a named
+            # value: a constant scalar, a const local) is read through its address
+            # (pk_cfloat_ld): clang's Metal check refuses to copy such a struct into a
+            # by-value parameter.
+            return t.complex and id(node) not in self.places
+        if self.operators and isinstance(node, Name):  # a constant T& scalar, a const local
+            return t.complex and node in self.typed.resolved and id(node) not in self.places
         if self.operators and not (isinstance(node, (Cast, Declarator)) or isinstance(
                 node, Assign) and node.op == "=" or isinstance(node, Call) and isinstance(
                 node.func, TypeName)):
@@ -212,6 +232,9 @@ class _Rewriter:
                 self.body[init[1] + 1:span[1] + 1]
         if isinstance(node, Cast):
             return self.conv(node.operand, t)
+        if isinstance(node, (Subscript, Name)):
+            return self.call(at, f"pk_{t.name}_ld", [[_tok(at, "punct", "&"), _tok(
+                at, "punct", "("), *self.copy(node), _tok(at, "punct", ")")]])
         assert isinstance(node, Call)
         if isinstance(node.func, TypeName):
             if len(node.args) == 1:

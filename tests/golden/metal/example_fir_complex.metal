@@ -8,6 +8,7 @@ struct cfloat {
     float im;
 };
 inline cfloat pk_cfloat_make(float re, float im) { cfloat z; z.re = re; z.im = im; return z; }
+template <typename P> inline cfloat pk_cfloat_ld(P p) { return pk_cfloat_make(p->re, p->im); }
 inline cfloat operator+(cfloat a, cfloat b) { return pk_cfloat_make(a.re + b.re, a.im + b.im); }
 inline cfloat operator-(cfloat a, cfloat b) { return pk_cfloat_make(a.re - b.re, a.im - b.im); }
 inline cfloat operator*(cfloat a, cfloat b) { return pk_cfloat_make(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re); }
@@ -92,7 +93,7 @@ if (pk_active) {
 const long i = (((long)thread_position_in_grid.x));
     cfloat acc = pk_cfloat_make((float)(0.0f), (float)(0.0f));
     for (int k = 0; k < taps; ++k)
-        acc += h[k] * x[i + k];
-    y[i] = acc;
+        acc += pk_cfloat_ld(&(h[k])) * pk_cfloat_ld(&(x[i + k]));
+    y[i] = pk_cfloat_ld(&(acc));
 }
 }
