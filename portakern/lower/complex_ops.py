@@ -19,6 +19,11 @@ types each expression has under the variant's bindings (``T`` bound to ``cfloat`
   ``real imag conj abs arg exp log sqrt pow`` of a complex argument and ``polar(r, t)``
   become ``pk_<C>_<name>``.
 
+On Metal (operators, but no constructors) only ``cfloat(re, im)``, the casts and the
+conversions are rewritten, and complex elements and named values are read through their
+address (``pk_cfloat_ld(&x[i])``: a struct in device or constant memory is not copied into a
+by-value parameter there).
+
 ``z.re`` and ``z.im`` are the struct's fields on every target, so they stay as written, and
 ``@atomic_add(&y[i].re, v)`` is an atomic on a ``float``. Helper functions are not rewritten:
 on OpenCL a helper computes with complex values through the ``pk_<C>_*`` functions itself.
