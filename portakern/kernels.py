@@ -400,14 +400,14 @@ class Kernel:
             if missing:
                 raise KernelTypeError(
                     f"kernel {kdef.name!r}: type variable(s) {', '.join(missing)} unbound; "
-                    f"pass arrays that bind them or use "
-                    f"kernel.specialize({missing[0]}='float')")
-            # Targets whose backend runs a group's work-items in loops get barrier
-            # kernels lowered into work-item loops (lower_kernel's ``lockstep``).
+                    f"pass arrays that bind them or use kernel.specialize({missing[0]}='float')")
+            # Barrier kernels in work-item loops (lockstep), complex operators as calls.
             from .analysis.atomic_checks import check_atomic_types
+            from .lower.complex_ops import complex_calls
             from .lower.lowering import lower_kernel
 
             check_atomic_types(self.facts(target), module, kdef, target, full)
+            kdef = complex_calls(self.facts(target), module, kdef, full, target_info(target))
             lockstep = lockstep_for(target, self.facts(target))
             lowered = lower_kernel(kdef, module, ndim, lockstep=lockstep, debug=self.debug,
                                    unmasked=unmasked, initcheck=target_info(target).initcheck)

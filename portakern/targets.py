@@ -61,6 +61,14 @@ class TargetInfo:
         ``checker_status`` (how the check is built).
     address_spaces : AddressSpaces or None
         How pointers' address spaces are spelled (:meth:`pointer_spaces` when None).
+    operators : bool
+        The dialect overloads operators and functions for a struct (the C++ dialects),
+        so ``cfloat``'s ``+ - * /`` and ``exp(z)`` are written as they are; without it
+        (OpenCL C) :mod:`portakern.lower.complex_ops` rewrites them into calls.
+    constructors : bool
+        A struct may have constructors (``cfloat(re, im)``, ``cfloat z = 1.0f``); without
+        them (Metal, whose address spaces a constructor's copies trip over) the complex
+        struct is an aggregate and those are rewritten into ``pk_cfloat_make`` calls.
     initcheck : bool
         Its ``macros.j2`` defines debug mode's initcheck primitives (``initcheck_clear``,
         ``local_read``, ``local_write``, ``local_update``) for a kernel lowered without
@@ -80,6 +88,8 @@ class TargetInfo:
     checker_note: str = ""
     address_spaces: AddressSpaces | None = None
     initcheck: bool = False
+    operators: bool = True
+    constructors: bool = True
 
     def facts(self) -> Any:
         """What this target has: math functions, constants, atomics, device features
@@ -151,11 +161,12 @@ OPENCL_RESERVED_WORDS = frozenset({
 
 _BUILTIN = (
     TargetInfo("opencl", "OpenCL", pointer_address_spaces=True, address_spaces=OPENCL_SPACES,
-               reserved_words=OPENCL_RESERVED_WORDS, initcheck=True),
+               reserved_words=OPENCL_RESERVED_WORDS, initcheck=True, operators=False),
     TargetInfo("cuda", "CUDA", initcheck=True),
     TargetInfo("metal", "Metal", printf=False, prints=False, pointer_address_spaces=True,
                address_spaces=METAL_SPACES,
-               reserved_words=METAL_RESERVED_WORDS, double=False, initcheck=True),
+               reserved_words=METAL_RESERVED_WORDS, double=False, initcheck=True,
+               constructors=False),
     TargetInfo("c", "the native C++ path (CPU())", lockstep=True, printf=False),
 )
 _TABLE: dict[str, TargetInfo] = {t.name: t for t in _BUILTIN}

@@ -35,6 +35,9 @@ TYPE_DTYPES: dict[str, np.dtype] = {
         ("uint16_t", np.uint16),
         ("uint32_t", np.uint32),
         ("uint64_t", np.uint64),
+        # Complex numbers (docs/language.md "Complex numbers"): {re, im} pairs, NumPy's layout.
+        ("cfloat", np.complex64),
+        ("cdouble", np.complex128),
     ]
 }
 

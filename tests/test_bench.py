@@ -41,6 +41,7 @@ def test_every_workload_runs_and_agrees_with_numpy():
     from portakern.bench import (
         auto_rows,
         block_rows,
+        complex_rows,
         ndarray_rows,
         row_rows,
         scan_rows,
@@ -48,7 +49,7 @@ def test_every_workload_runs_and_agrees_with_numpy():
     )
 
     extra = {*block_rows.NAMES, *scan_rows.NAMES, ndarray_rows.NAME, auto_rows.NAME,
-             *row_rows.NAMES, *shape_rows.NAMES}
+             *row_rows.NAMES, *shape_rows.NAMES, complex_rows.NAME}
     assert {r.name for r in kernel_rows} == {w.name for w in bench.WORKLOADS} | extra
     creation = [r for r in rows if r.name == "kernel creation"]
     assert [r.size for r in creation] == ["saxpy"] and creation[0].baseline == "one render + parse"
@@ -429,3 +430,12 @@ def test_shape_rows_check_each_kernel_against_numpy():
     assert [r.name for r in shape_rows.bench_rows(quick=True, repeats=1, budget=0.1,
                                                   only=("uint_index",))] == ["uint_index"] * 2
     assert shape_rows.bench_rows(quick=True, only=("softmax",)) == []
+
+
+def test_complex_madd_row_agrees_with_numpy():
+    """The complex_madd row (cfloat arithmetic) checks its kernel against NumPy; only its
+    fields are asserted, never a time."""
+    rows, _ = _quick(backend="CPU", only=["complex_madd"])
+    row = next(r for r in rows if r.name == "complex_madd")
+    assert row.ok and row.baseline == "numpy" and row.size == "4096 complex64"
+    assert row.ratio == pytest.approx(row.seconds / row.baseline_seconds) and not row.target

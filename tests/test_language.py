@@ -121,7 +121,9 @@ def test_render_rejects_unknown_type_variable_and_bad_type():
     with pytest.raises(KernelTypeError, match="'U' is not a type variable"):
         k.render("opencl", U="float")
     with pytest.raises(KernelTypeError, match="type variable T"):
-        k.render("opencl", T="complex")
+        k.render("opencl", T="quaternion")
+    # NumPy's "complex" is complex128, the kernel type cdouble (docs/language.md).
+    assert "typedef cdouble T;" in k.render("opencl", T="complex")
     with pytest.raises(KernelTypeError, match="T unbound"):
         k.render("opencl")
 

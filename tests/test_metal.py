@@ -301,6 +301,9 @@ def test_example_metal_sources_pass_the_check(clang: None, name: str, dtype: np.
 @pytest.mark.parametrize("name, dtype, ndim", _variants())
 def test_example_mlx_cuda_sources_compile(nvrtc: None, name: str, dtype: np.dtype,
                                           ndim: int) -> None:
+    if np.dtype(dtype).kind == "c":
+        pytest.skip("MLX's CUDA kernels take complex64 as cuComplex: refused "
+                    "(docs/language.md, \"Complex numbers\")")
     rendered, bindings = _rendered(name, dtype, ndim, target="cuda")
     program = _mlx.build_program(rendered, "cuda")
     source = _mlx.translation_unit(program, bindings,

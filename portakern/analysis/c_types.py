@@ -19,7 +19,8 @@ from ..syntax.expressions import Expr, Literal
 from ..syntax.vectors import VECTOR_TYPES
 from ..types import type_name_of
 
-__all__ = ["CType", "SCALARS", "UNKNOWN", "VOID", "WORD", "arithmetic", "binary_type",
+__all__ = ["COMPLEX", "COMPLEX_FUNCS", "COMPLEX_REAL_FUNCS", "CType", "SCALARS",
+           "complex_call_type", "UNKNOWN", "VOID", "WORD", "arithmetic", "binary_type",
            "bound_name", "library_call_type", "literal_int", "literal_type", "pointer_to",
            "promote", "scalar", "swizzle_type", "vector", "vector_named"]
 
@@ -27,7 +28,8 @@ __all__ = ["CType", "SCALARS", "UNKNOWN", "VOID", "WORD", "arithmetic", "binary_
 @dataclass(frozen=True)
 class CType:
     """A C type: ``kind`` is ``int``, ``float``, ``bool``, ``void``, ``pointer``, ``array``,
-    ``vector``, ``struct``, ``typevar``, ``tuple`` (``@index(..., NTuple)``), ``word`` (a
+    ``vector``, ``complex`` (``cfloat``, ``cdouble``: ``element`` is the part's type),
+    ``struct``, ``typevar``, ``tuple`` (``@index(..., NTuple)``), ``word`` (a
     construct's keyword argument, ``Global``) or ``unknown``; ``name`` its spelling."""
 
     kind: str
@@ -38,6 +40,10 @@ class CType:
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def complex(self) -> bool:
+        return self.kind == "complex"
 
     @property
     def arithmetic(self) -> bool:
@@ -73,6 +79,8 @@ _ALIASES = {
     "uint64_t": "ulong", "unsigned long": "ulong", "unsigned long long": "ulong",
     "unsigned long int": "ulong", "size_t": "ulong", "uintptr_t": "ulong", "_Bool": "bool",
 }
+#: Complex type -> the type of its parts.
+COMPLEX: dict[str, str] = {"cfloat": "float", "cdouble": "double"}
 _UNSIGNED_OF = {"int8_t": "uint8_t", "int16_t": "uint16_t", "int": "uint", "long": "ulong",
                 "char": "uint8_t"}
 
@@ -80,6 +88,8 @@ _UNSIGNED_OF = {"int8_t": "uint8_t", "int16_t": "uint16_t", "int": "uint", "long
 def scalar(name: str) -> CType:
     """The scalar type spelled ``name`` (any alias: ``unsigned int``, ``size_t``), or unknown."""
     name = _ALIASES.get(name, name)
+    if name in COMPLEX:
+        return CType("complex", name, scalar(COMPLEX[name]))
     info = SCALARS.get(name)
     return UNKNOWN if info is None else CType(info[0], name)
 
@@ -107,7 +117,16 @@ def promote(t: CType) -> CType:
 
 
 def arithmetic(a: CType, b: CType) -> CType:
-    """C's usual arithmetic conversions of two operand types (vectors and type variables too)."""
+    """C's usual arithmetic conversions of two operand types (vectors and type variables too).
+
+    A complex operand wins over a real one, whose value is converted to the complex's part
+    type (``cfloat * 2.0`` is ``cfloat``, as NumPy treats a Python scalar); of two complex
+    operands the wider one wins."""
+    if a.kind == "complex" or b.kind == "complex":
+        if a.kind == "complex" and b.kind == "complex":
+            return a if a.name == "cdouble" or b.name == "cfloat" else b
+        other = b if a.kind == "complex" else a
+        return (a if a.kind == "complex" else b) if other.arithmetic else UNKNOWN
     if a.kind == "vector" or b.kind == "vector":
         if a.kind == "vector" and b.kind == "vector":
             return a if a.name == b.name else UNKNOWN
@@ -163,7 +182,7 @@ _SWIZZLE = {c: n for n, c in enumerate("xyzw")} | {c: n for n, c in enumerate("r
 def bound_name(value: Any) -> str:
     """A type variable's binding (a type name or anything ``np.dtype`` takes) as a scalar
     name; ``""`` when it names none."""
-    if isinstance(value, str) and (value in _ALIASES or value in SCALARS):
+    if isinstance(value, str) and (value in _ALIASES or value in SCALARS or value in COMPLEX):
         return _ALIASES.get(value, value)
     try:
         return type_name_of(np.dtype(value)) or ""
@@ -212,6 +231,9 @@ def literal_type(node: Literal) -> CType:
 def binary_type(op: str, a: CType, b: CType) -> CType:
     if op in ("&&", "||"):
         return scalar("bool")
+    if (a.kind == "complex" or b.kind == "complex") and op not in ("+", "-", "*", "/", "==",
+                                                                   "!="):
+        return UNKNOWN  # complex numbers have no order and no bits
     if op in ("==", "!=", "<", ">", "<=", ">="):
         common = arithmetic(a, b)
         if common.kind == "vector" and common.element is not None:
@@ -258,7 +280,37 @@ def swizzle_type(base: CType, name: str) -> CType:
     return element if len(indices) == 1 else vector(element.name, len(indices))
 
 
+#: The complex functions (docs/language.md "Complex numbers"): those giving a part's type
+#: for a complex argument, and those giving the complex type.
+COMPLEX_REAL_FUNCS = frozenset({"real", "imag", "abs", "arg"})
+COMPLEX_FUNCS = frozenset({"conj", "exp", "log", "sqrt", "pow"})
+
+
+def complex_call_type(name: str, args: list[CType]) -> CType | None:
+    """The type of a complex function's call, or None when it is not one (``sqrt(x)`` of a
+    real ``x`` is the math library's)."""
+    if name == "polar" and args:
+        common = args[0]
+        for t in args[1:]:
+            common = arithmetic(common, t)
+        if common.kind == "float" or common.kind in ("int", "bool"):
+            return scalar("cfloat" if common.name in ("float", "half") else "cdouble")
+        return UNKNOWN
+    if not any(t.kind == "complex" for t in args):
+        return None
+    if name in COMPLEX_REAL_FUNCS and len(args) == 1:
+        return args[0].element or UNKNOWN
+    if name in COMPLEX_FUNCS:
+        common = args[0]
+        for t in args[1:]:
+            common = arithmetic(common, t)
+        return common
+    return UNKNOWN
+
+
 def library_call_type(name: str, args: list[CType]) -> CType:
+    if (hit := complex_call_type(name, args)) is not None:
+        return hit
     if m := re.fullmatch(r"(?:as|convert)_([a-z]+[0-9]*)(?:_\w+)?", name):
         t = m.group(1)
         return vector_named(t) if t in VECTOR_TYPES else scalar(t)

@@ -386,13 +386,15 @@ class TypedBody:
             return UNKNOWN if t.unknown else pointer_to(t)
         if t.kind in ("int", "bool"):
             return promote(t)
-        return t if t.kind in ("float", "vector", "typevar") else UNKNOWN
+        return t if t.kind in ("float", "vector", "typevar", "complex") else UNKNOWN
 
     def _member(self, node: Member, base: CType) -> CType:
         if node.op == "->":
             base = base.element if base.kind == "pointer" and base.element else UNKNOWN
         if base.kind == "vector" and base.element is not None:
             return swizzle_type(base, node.name)
+        if base.kind == "complex" and base.element is not None:  # the parts, z.re and z.im
+            return base.element if node.name in ("re", "im") else UNKNOWN
         if base.kind == "struct":
             return self.structs.get(base.name, {}).get(node.name, UNKNOWN)
         return UNKNOWN

@@ -57,8 +57,8 @@ from ..errors import (
     NDRangeError,
     PortakernError,
 )
-from ..syntax.vectors import VECTOR_TYPES
-from .mlx_optional import array_inputs, back_to, null_view, prologue, scalar_input, storage_dtype
+from .mlx_optional import (array_inputs, back_to, null_view, prologue, scalar_input,
+                           storage_dtype, viewed_arrays)
 from .mlx_structs import param_dtypes, struct_params
 from .mlx_writeback import copy_kernel, writeback_modes
 
@@ -123,7 +123,8 @@ _MAX_CONSTANT_ARRAY_SIZE = 8
 
 #: What MLX puts before every Metal kernel (its utils.h); a stand-in with the
 #: names generated signatures use, for the syntax check.
-METAL_UTILS_STANDIN = "#include <metal_stdlib>\nusing namespace metal;\ntypedef half float16_t;\n"
+METAL_UTILS_STANDIN = ("#include <metal_stdlib>\nusing namespace metal;\ntypedef half float16_t;\n"
+                       "struct complex64_t { float real; float imag; };\n")
 
 #: What MLX puts before every CUDA kernel.
 CUDA_DEFAULT_HEADER = (
@@ -247,8 +248,8 @@ def build_program(rendered: Any, dialect: str, cast64: bool = False,
     modes = writeback_modes(rendered.lowered, rendered.helpers or ())
     # MLX declares each input from its dtype, so a vector array (float4*) arrives as its
     # components; the prologue views it as vectors, which an MLX output cannot be: a
-    # written one is staged (docs/language.md, "Vector types").
-    vectors = tuple(p.name for p in params if p.pointer and p.type in VECTOR_TYPES)
+    # written one is staged (docs/language.md, "Vector types"); so is a complex one.
+    vectors = viewed_arrays(rendered.name, params, dict(rendered.bindings), dialect)
     structs = struct_params(params, rendered.bindings)  # their bytes, viewed likewise
     modes.update({p.name: "staged" for p in params if p.writable and p.name in vectors + structs})
     inputs: list[InputSpec] = []

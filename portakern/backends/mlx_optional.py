@@ -15,10 +15,34 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import KernelArgumentError
+from ..errors import KernelArgumentError, KernelTypeError
+from ..syntax.vectors import VECTOR_TYPES
 from ..types import TYPE_DTYPES
 
-__all__ = ["NULL", "array_inputs", "null_view", "prologue", "scalar_input"]
+__all__ = ["NULL", "array_inputs", "null_view", "prologue", "scalar_input", "viewed_arrays"]
+
+_COMPLEX = frozenset({"cfloat", "cdouble"})
+
+
+def viewed_arrays(kernel: str, params: Any, bindings: dict[str, str],
+                  dialect: str) -> tuple[str, ...]:
+    """The array parameters MLX declares in its own element type, which the body views as
+    the kernel's (``pk_as_vector``): vector arrays (``float4*`` arrives as floats) and, on
+    the Metal dialect, complex ones (``complex64_t*``, seen as ``cfloat*``). A complex
+    scalar, which MLX would pass as its ``complex64_t``, is refused."""
+    out = []
+    for p in params:
+        t = bindings.get(p.type, p.type)
+        if t in _COMPLEX and (not p.pointer or dialect != "metal"):
+            raise KernelTypeError(
+                f"kernel {kernel!r}: parameter {p.name!r} is a complex "
+                f"{'scalar' if not p.pointer else 'array'}, which MLX's "
+                f"{'Metal' if dialect == 'metal' else 'CUDA'} kernels take in their own "
+                f"complex type; pass it as a one-element complex64 array (Metal) or use "
+                f"another backend")
+        if p.pointer and (t in VECTOR_TYPES or t in _COMPLEX):
+            out.append(p.name)
+    return tuple(out)
 
 
 class _Null:

@@ -381,13 +381,14 @@ def run(*, backend: str | None = None, quick: bool = False, only: Sequence[str] 
     workloads = [w for w in WORKLOADS if not only or w.name in only]
     from .auto_rows import NAME as WORKGROUPSIZE_AUTO
     from .block_rows import NAMES as ELEMENTWISE_ROWS
+    from .complex_rows import NAME as COMPLEX_MADD
     from .ndarray_rows import NAME as TRANSPOSE_VIEW
     from .row_rows import NAMES as ROW_ROWS
     from .scan_rows import NAMES as SCAN_ROWS
     from .shape_rows import NAMES as SHAPE_ROWS
 
     BLOCK_ROWS = (*ELEMENTWISE_ROWS, *SCAN_ROWS, TRANSPOSE_VIEW, WORKGROUPSIZE_AUTO,
-                  *ROW_ROWS, *SHAPE_ROWS)
+                  *ROW_ROWS, *SHAPE_ROWS, COMPLEX_MADD)
 
     unknown = set(only) - {w.name for w in WORKLOADS} - set(BLOCK_ROWS)
     if unknown:
@@ -424,6 +425,10 @@ def run(*, backend: str | None = None, quick: bool = False, only: Sequence[str] 
             from .shape_rows import bench_rows as shape_rows  # grid-stride, 32-bit, broadcast
 
             rows += shape_rows(quick, repeats, budget, only)
+
+            from .complex_rows import bench_rows as complex_rows  # cfloat arithmetic
+
+            rows += complex_rows(quick, repeats, budget, only)
         for b in backends:
             rows += bench_backend(b, workloads, quick, repeats, budget, bar)
         from .scan_rows import bench_rows as scan_rows  # pk.InclusiveScanKernel, copy_if

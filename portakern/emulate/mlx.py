@@ -424,7 +424,7 @@ def _check_stream(mx: Any, stream: Any) -> None:
 
 
 def _input_buffer(a: Any, ensure_row_contiguous: bool) -> np.ndarray:
-    if dtype_name(a.dtype) in ("bfloat16", "complex64"):
+    if dtype_name(a.dtype) == "bfloat16":
         raise RuntimeError(f"[metal_kernel stand-in] inputs of dtype {a.dtype} are not "
                            f"supported")
     host = np.asarray(a)  # MLX's own memory (evaluates a lazy array)
@@ -435,7 +435,7 @@ def _input_buffer(a: Any, ensure_row_contiguous: bool) -> np.ndarray:
 
 def _output_buffer(shape: tuple[int, ...], dtype: Any, init_value: float | None) -> np.ndarray:
     name = dtype_name(dtype)
-    if name in ("bfloat16", "complex64"):
+    if name == "bfloat16":
         raise RuntimeError(f"[metal_kernel stand-in] outputs of dtype {dtype} are not "
                            f"supported")
     dt = np.dtype(np.bool_ if name == "bool" else name)

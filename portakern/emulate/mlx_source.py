@@ -53,9 +53,11 @@ ATTRIBUTES = (
 )
 
 #: What MLX puts before every kernel (``metal::utils()``, i.e. its ``utils.h``): the
-#: parts a custom kernel can name without including anything (bfloat16 and complex
-#: types are left out; a kernel using them fails to compile here).
-UTILS = "#include <metal_stdlib>\nusing namespace metal;\ntypedef half float16_t;\n"
+#: parts a custom kernel can name without including anything (bfloat16 is left out; a
+#: kernel using it fails to compile here). ``complex64_t`` is reduced to its layout, two
+#: floats (MLX's has operators too).
+UTILS = ("#include <metal_stdlib>\nusing namespace metal;\ntypedef half float16_t;\n"
+         "struct complex64_t { float real; float imag; };\n")
 
 
 @dataclass(frozen=True)

@@ -69,6 +69,7 @@ from .elementwise import (
     vector_add_args,
     vector_add_ref,
 )
+from .complex_fir import fir_args, fir_ref
 from .f16 import f16_args, f16_ref
 from .inputs import (
     constant,
@@ -279,6 +280,13 @@ _CATALOG = [
         "f16_roundtrip.pk", "f16_roundtrip", _ELEMENTWISE, shape_any, f16_args, first_shape,
         f16_ref, dtypes=(F32,), ndims=(1, 2, 3), default_size=1 << 20, bench_size=1 << 24,
         rtol=0.0, atol=0.0),
+    Example(
+        "fir_complex", "complex FIR filter y[i] = sum_k h[k] * x[i + k] on complex64 arrays: "
+        "cfloat arithmetic on every target (calls on OpenCL C)",
+        "fir_complex.pk", "fir_complex", "an int n (n complex64 outputs, 16 taps)",
+        lambda size: (int(np.prod(size)),), fir_args, first_shape, fir_ref,
+        dtypes=(np.dtype(np.complex64),), ndims=(1,), default_size=1 << 18,
+        bench_size=1 << 22, rtol=1e-4, atol=1e-4),
 ]
 
 #: Every example, by name, in a stable order (simple kernels first). Treat it as read-only.

@@ -1,0 +1,302 @@
+"""Complex numbers where the dialect has no operator overloading (OpenCL C).
+
+``cfloat`` and ``cdouble`` are a struct ``{re, im}`` on every target (docs/language.md,
+"Complex numbers"). The C++ dialects (the native path, CUDA, Metal) overload the operators
+and the complex functions for it in their prelude (``templates/c/complex.j2``), so the source
+is written as it stands. OpenCL C cannot, so :func:`complex_calls` rewrites the kernel body
+on the typed tree (:mod:`portakern.analysis.expression_types`), before the lowering, with the
+types each expression has under the variant's bindings (``T`` bound to ``cfloat``):
+
+* ``a + b``, ``a - b``, ``a * b``, ``a / b``, ``a == b``, ``a != b`` with a complex operand
+  become ``pk_<C>_add(a, b)``... (``<C>`` the result's complex type), a real operand
+  converted (``pk_cfloat_make((float)(x), 0)``), a ``cfloat`` widened to ``cdouble``
+  (``pk_cdouble_of(z)``); ``-z`` becomes ``pk_<C>_neg(z)``;
+* ``z op= v`` becomes ``z = pk_<C>_op(z, v)`` (``z`` must have no side effects: it is
+  written twice); ``z = x`` and ``cfloat z = x`` with a real ``x`` convert it;
+* ``cfloat(re, im)`` and ``(cfloat)x`` become ``pk_cfloat_make`` (on Metal too, whose
+  struct has no constructors: :attr:`portakern.targets.TargetInfo.constructors`; only these
+  and the conversions are rewritten there);
+  ``real imag conj abs arg exp log sqrt pow`` of a complex argument and ``polar(r, t)``
+  become ``pk_<C>_<name>``.
+
+On Metal (operators, but no constructors) only ``cfloat(re, im)``, the casts and the
+conversions are rewritten, and complex elements and named values are read through their
+address (``pk_cfloat_ld(&x[i])``: a struct in device or constant memory is not copied into a
+by-value parameter there).
+
+``z.re`` and ``z.im`` are the struct's fields on every target, so they stay as written, and
+``@atomic_add(&y[i].re, v)`` is an atomic on a ``float``. Helper functions are not rewritten:
+on OpenCL a helper computes with complex values through the ``pk_<C>_*`` functions itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..analysis.c_types import COMPLEX, COMPLEX_FUNCS, COMPLEX_REAL_FUNCS, CType, scalar
+from ..analysis.expression_types import typed_body
+from ..errors import KernelTypeError
+from ..syntax.expressions import (
+    Assign,
+    Binary,
+    Call,
+    Cast,
+    Declarator,
+    Expr,
+    InitList,
+    Member,
+    Name,
+    Subscript,
+    TypeName,
+    Unary,
+    children,
+    walk,
+)
+from ..syntax.language import KernelDef, Module
+from ..syntax.tokens import Token
+
+__all__ = ["complex_calls"]
+
+_OPS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "==": "eq", "!=": "ne"}
+_SIDE_EFFECTS = ("++", "--")
+
+
+def _mentions_complex(kdef: KernelDef, binding: Mapping[str, Any]) -> bool:
+    if any(str(v) in COMPLEX for v in binding.values()):
+        return True
+    return any(t.kind == "id" and t.text in COMPLEX for t in kdef.body) or any(
+        p.type in COMPLEX for p in kdef.params)
+
+
+def complex_calls(facts: Any, module: Module, kdef: KernelDef, binding: Mapping[str, Any],
+                  target: Any) -> KernelDef:
+    """``kdef`` with its complex operators rewritten into calls where the target (a
+    :class:`~portakern.targets.TargetInfo`) has no :attr:`~portakern.targets.TargetInfo.operators`;
+    ``kdef`` itself where it has them or the kernel uses no complex type. A ``cdouble`` on a
+    target without ``double`` (Metal) is a :class:`~portakern.errors.KernelTypeError`."""
+    _check_double(kdef, binding, target)
+    if target.operators and target.constructors or not _mentions_complex(kdef, binding):
+        return kdef
+    from dataclasses import replace
+
+    typed = typed_body(facts, module, kdef, dict(binding))
+    body = list(kdef.body)
+    return replace(kdef, body=_Rewriter(typed, body, module, target.operators).run())
+
+
+def _check_double(kdef: KernelDef, binding: Mapping[str, Any], target: Any) -> None:
+    if target.double:
+        return
+    used = [p.name for p in kdef.params if binding.get(p.type, p.type) == "cdouble"]
+    if used or any(t.kind == "id" and t.text == "cdouble" for t in kdef.body):
+        what = f"parameter {used[0]!r} is" if used else "the body uses"
+        raise KernelTypeError(
+            f"kernel {kdef.name!r}: {what} cdouble (complex128), but {target.title} has no "
+            f"float64; use cfloat (complex64) there, or another target")
+
+
+class _Rewriter:
+    def __init__(self, typed: Any, body: list, module: Module, operators: bool) -> None:
+        #: With operators (Metal), only constructors, conversions and element reads are
+        #: rewritten.
+        self.operators = operators
+        #: Subscripts used as places (assigned, ``&y[i]``, ``y[i].re``), never rewritten.
+        self.places: set[int] = set()
+        self.typed = typed
+        self.body = body
+        self.module = module
+        self.pos = {id(t): i for i, t in enumerate(body)}
+
+    def type_of(self, node: Expr) -> CType:
+        return self.typed.type_of(node)
+
+    def run(self) -> list:
+        roots = [tree for runs in self.typed.trees.values() for _, tree in runs
+                 if tree is not None]
+        for root in roots:
+            for n in walk(root):
+                place = n.target if isinstance(n, Assign) else n.operand if isinstance(
+                    n, Unary) and n.op in ("&", "++", "--") else n.base if isinstance(
+                    n, Member) else None
+                if place is not None:
+                    self.places.add(id(place))
+        spans = []
+        for root in roots:
+            if not self.needs(root):
+                continue
+            span = self.span(root)
+            if span is None:
+                raise self.module.source_map.error_at(
+                    "complex arithmetic here cannot be rewritten for OpenCL C (no operator "
+                    "overloading); call the pk_cfloat_* functions directly", root.first)
+            spans.append((span, self.emit(root)))
+        out = list(self.body)
+        for (start, end), tokens in sorted(spans, key=lambda s: -s[0][0]):
+            out[start:end + 1] = tokens
+        return out
+
+    def span(self, node: Expr) -> tuple[int, int] | None:
+        a, b = self.pos.get(id(node.first)), self.pos.get(id(node.last))
+        return None if a is None or b is None or b < a else (a, b)
+
+    # -- what is rewritten -------------------------------------------------------------
+    def own(self, node: Expr) -> bool:
+        """Whether ``node`` itself is rewritten (not only inside)."""
+        t = self.type_of(node)
+        if self.operators and isinstance(node, Subscript):
+            # Metal: a complex element of device or threadgroup memory (and below, a named
+            # value: a constant scalar, a const local) is read through its address
+            # (pk_cfloat_ld): clang's Metal check refuses to copy such a struct into a
+            # by-value parameter.
+            return t.complex and id(node) not in self.places
+        if self.operators and isinstance(node, Name):  # a constant T& scalar, a const local
+            return t.complex and node in self.typed.resolved and id(node) not in self.places
+        if self.operators and not (isinstance(node, (Cast, Declarator)) or isinstance(
+                node, Assign) and node.op == "=" or isinstance(node, Call) and isinstance(
+                node.func, TypeName)):
+            return False
+        if isinstance(node, Binary) and node.op in _OPS:
+            return any(self.type_of(c).complex for c in (node.left, node.right) if c)
+        if isinstance(node, Unary):
+            return node.op == "-" and t.complex
+        if isinstance(node, Assign):
+            target = self.type_of(node.target) if node.target else t
+            return target.complex and (node.op != "=" or self.converts(node.value, target))
+        if isinstance(node, Declarator):
+            return t.complex and node.init is not None and not isinstance(node.init, InitList) \
+                and self.converts(node.init, t)
+        if isinstance(node, Call):
+            if isinstance(node.func, TypeName):
+                return t.complex
+            if isinstance(node.func, Name):
+                name = node.func.name
+                return name == "polar" and t.complex or (
+                    name in COMPLEX_FUNCS | COMPLEX_REAL_FUNCS
+                    and any(self.type_of(a).complex for a in node.args))
+        if isinstance(node, Cast):
+            return t.complex
+        return False
+
+    def converts(self, node: Expr | None, want: CType) -> bool:
+        return node is not None and self.type_of(node).name != want.name
+
+    def needs(self, node: Expr) -> bool:
+        return any(self.own(n) for n in walk(node))
+
+    # -- writing -----------------------------------------------------------------------
+    def copy(self, node: Expr) -> list:
+        """``node``'s tokens, with its rewritten descendants rewritten."""
+        span = self.span(node)
+        if span is None:
+            raise self.module.source_map.error_at(
+                "complex arithmetic here cannot be rewritten for OpenCL C", node.first)
+        if not self.needs(node):
+            return self.body[span[0]:span[1] + 1]
+        out, at = [], span[0]
+        kids = sorted((c for c in children(node) if self.span(c) is not None),
+                      key=lambda c: self.span(c)[0])  # type: ignore[index]
+        for kid in kids:
+            a, b = self.span(kid)  # type: ignore[misc]
+            out += self.body[at:a]
+            out += self.emit(kid)
+            at = b + 1
+        return out + self.body[at:span[1] + 1]
+
+    def emit(self, node: Expr) -> list:
+        if not self.own(node):
+            return self.copy(node)
+        at = node.first
+        t = self.type_of(node)
+        if isinstance(node, Binary):
+            common = t if t.complex else self._common(node.left, node.right)
+            return self.call(at, f"pk_{common.name}_{_OPS[node.op]}",
+                             [self.conv(node.left, common), self.conv(node.right, common)])
+        if isinstance(node, Unary):
+            return self.call(at, f"pk_{t.name}_neg", [self.emit(node.operand)])  # type: ignore[arg-type]
+        if isinstance(node, Assign):
+            target = self.type_of(node.target)  # type: ignore[arg-type]
+            left = self.emit(node.target)  # type: ignore[arg-type]
+            value = self.conv(node.value, target)
+            if node.op != "=":
+                if any(isinstance(n, Unary) and n.op in _SIDE_EFFECTS or isinstance(n, (
+                        Assign, Call)) for n in walk(node.target)):  # type: ignore[arg-type]
+                    raise self.module.source_map.error_at(
+                        f"'{node.op}' on a complex value whose address has side effects: "
+                        "OpenCL C writes it as 'z = z op v'; compute the address first",
+                        node.first)
+                value = self.call(at, f"pk_{target.name}_{_OPS[node.op[:-1]]}",
+                                  [left, value])
+            return [*left, _tok(at, "ws", " "), _tok(at, "punct", "="), _tok(at, "ws", " "),
+                    *value]
+        if isinstance(node, Declarator):
+            span = self.span(node)
+            init = self.span(node.init)  # type: ignore[arg-type]
+            assert span is not None and init is not None
+            return self.body[span[0]:init[0]] + self.conv(node.init, t) + \
+                self.body[init[1] + 1:span[1] + 1]
+        if isinstance(node, Cast):
+            return self.conv(node.operand, t)
+        if isinstance(node, (Subscript, Name)):
+            return self.call(at, f"pk_{t.name}_ld", [[_tok(at, "punct", "&"), _tok(
+                at, "punct", "("), *self.copy(node), _tok(at, "punct", ")")]])
+        assert isinstance(node, Call)
+        if isinstance(node.func, TypeName):
+            if len(node.args) == 1:
+                return self.conv(node.args[0], t)
+            return self.call(at, f"pk_{t.name}_make",
+                             [self.cast(a, t.element) for a in node.args])
+        name = node.func.name  # type: ignore[union-attr]
+        if name == "polar":
+            return self.call(at, f"pk_{t.name}_polar",
+                             [self.cast(a, t.element) for a in node.args])
+        common = t if t.complex else next(self.type_of(a) for a in node.args
+                                          if self.type_of(a).complex)
+        return self.call(at, f"pk_{common.name}_{name}",
+                         [self.conv(a, common) for a in node.args])
+
+    def _common(self, a: Expr | None, b: Expr | None) -> CType:
+        ta, tb = self.type_of(a), self.type_of(b)  # type: ignore[arg-type]
+        if ta.complex and tb.complex:
+            return ta if ta.name == "cdouble" else tb
+        return ta if ta.complex else tb
+
+    def conv(self, node: Expr | None, want: CType) -> list:
+        """``node`` as a value of complex type ``want``."""
+        assert node is not None
+        t = self.type_of(node)
+        inner = self.emit(node)
+        if t.name == want.name:
+            return inner
+        if t.complex:  # cfloat -> cdouble (or cdouble -> cfloat, explicitly asked)
+            if want.name == "cdouble":
+                return self.call(node.first, "pk_cdouble_of", [inner])
+            return self.call(node.first, "pk_cfloat_make",
+                             [self.cast_tokens(node.first, self.call(node.first, "", [
+                                 *inner, _tok(node.first, "punct", ".re")]), want.element),
+                              self.cast_tokens(node.first, self.call(node.first, "", [
+                                  *inner, _tok(node.first, "punct", ".im")]), want.element)])
+        return self.call(node.first, f"pk_{want.name}_make",
+                         [self.cast_tokens(node.first, inner, want.element),
+                          [_tok(node.first, "num", "0")]])
+
+    def cast(self, node: Expr, element: CType | None) -> list:
+        return self.cast_tokens(node.first, self.emit(node), element)
+
+    def cast_tokens(self, at: Token, inner: list, element: CType | None) -> list:
+        name = (element or scalar("float")).name
+        return [_tok(at, "punct", "("), _tok(at, "id", name), _tok(at, "punct", ")"),
+                _tok(at, "punct", "("), *inner, _tok(at, "punct", ")")]
+
+    def call(self, at: Token, name: str, args: list[list]) -> list:
+        out = [_tok(at, "id", name)] if name else []
+        out.append(_tok(at, "punct", "("))
+        for n, a in enumerate(args):
+            if n:
+                out += [_tok(at, "punct", ","), _tok(at, "ws", " ")]
+            out += a
+        return [*out, _tok(at, "punct", ")")]
+
+
+def _tok(at: Token, kind: str, text: str) -> Token:
+    return Token(kind, text, at.line, at.col)

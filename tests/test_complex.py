@@ -1,0 +1,229 @@
+"""Complex numbers (docs/language.md "Complex numbers"): cfloat and cdouble on every backend,
+against NumPy, and the CUDA and Metal renderings through the real compilers' checks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import portakern as pk
+from portakern.analysis.c_types import arithmetic, binary_type, library_call_type, scalar
+from portakern.errors import KernelTypeError
+
+MADD = """
+@kernel void madd(T* y, const T* x, T a) {
+    const long i = @index(Global, Linear);
+    y[i] = a * x[i] + y[i];
+}
+"""
+
+FUNCS = """
+@kernel void funcs(cfloat* out, float* parts, const cfloat* z, const cfloat* cs) {
+    const long i = @index(Global, Linear);
+    const cfloat w = z[i];
+    const cfloat c = cs[0];
+    out[i * 10 + 0] = conj(w) * 2 - c / w;
+    out[i * 10 + 1] = exp(w);
+    out[i * 10 + 2] = log(w);
+    out[i * 10 + 3] = sqrt(w);
+    out[i * 10 + 4] = pow(w, c);
+    out[i * 10 + 5] = polar(abs(w), arg(w) + 1.0f);
+    out[i * 10 + 6] = -w + 1.5f;
+    cfloat acc = 2.0f;
+    acc += w;
+    acc *= c;
+    acc -= 1;
+    acc /= cfloat(0.5f, 0.25f);
+    out[i * 10 + 7] = acc;
+    out[i * 10 + 8] = cfloat(real(w) * 3.0f, imag(w));
+    out[i * 10 + 9] = (cfloat)(2.0f);
+    parts[i * 3 + 0] = w.re + 2.0f * w.im;
+    parts[i * 3 + 1] = w == c ? 1.0f : 0.0f;
+    parts[i * 3 + 2] = w != w ? 1.0f : 0.0f;
+}
+"""
+
+ATOMIC = """
+@kernel void parts(cfloat* total, const cfloat* z) {
+    const long i = @index(Global, Linear);
+    @atomic_add(&total[0].re, real(z[i]));
+    @atomic_add(&total[0].im, imag(z[i]));
+}
+"""
+
+MIXED = """
+@kernel void mixed(cdouble* y, const cfloat* x, const cdouble* w) {
+    const long i = @index(Global, Linear);
+    y[i] = x[i] * w[i] + x[i];
+}
+"""
+
+
+def _values(rng, n, dt):
+    return (rng.standard_normal(n) + 1j * rng.standard_normal(n)).astype(dt)
+
+
+def _run(backend, kernel, host_args, n):
+    args = tuple(backend.to_device(a) if isinstance(a, np.ndarray) else a for a in host_args)
+    kernel(backend)(*args, ndrange=(n,))
+    backend.synchronize()
+    return [backend.to_host(a) if isinstance(h, np.ndarray) else a
+            for a, h in zip(args, host_args, strict=True)]
+
+
+def _complex128_ok(backend) -> bool:
+    return not (backend.name.startswith("Metal") or "MLX" in repr(backend))
+
+
+# -- the typed tree -----------------------------------------------------------------------
+
+def test_typed_tree_rules():
+    cf, cd, f, d, i = (scalar(n) for n in ("cfloat", "cdouble", "float", "double", "int"))
+    assert cf.kind == "complex" and cf.element == f
+    assert arithmetic(cf, d) == cf and arithmetic(i, cf) == cf  # the real converts
+    assert arithmetic(cf, cd) == cd and arithmetic(cd, cf) == cd
+    assert binary_type("==", cf, f).name == "bool"
+    assert binary_type("<", cf, cf).unknown and binary_type("%", cf, i).unknown
+    assert library_call_type("abs", [cf]) == f and library_call_type("abs", [i]) == i
+    assert library_call_type("exp", [cd]) == cd and library_call_type("exp", [f]) == f
+    assert library_call_type("pow", [cf, cd]) == cd
+    assert library_call_type("polar", [f, f]) == cf and library_call_type("polar", [d, d]) == cd
+
+
+def test_type_variable_binds_from_complex_arrays():
+    k = pk.kernel(MADD)
+    assert k.type_vars == ("T",)
+    for dt, name in [(np.complex64, "cfloat"), (np.complex128, "cdouble")]:
+        assert pk.types.type_name_of(np.dtype(dt)) == name
+        assert pk.types.dtype_of(name) == np.dtype(dt)
+        assert np.dtype(dt).itemsize == 2 * np.dtype(dt).alignment * (1 if dt == np.complex64
+                                                                       else 1)
+
+
+# -- every backend against NumPy ----------------------------------------------------------
+
+@pytest.mark.parametrize("dt", [np.complex64, np.complex128])
+def test_madd_matches_numpy(backend, dt):
+    if dt == np.complex128 and not _complex128_ok(backend):
+        pytest.skip("Metal has no float64 (test_cdouble_is_refused_on_metal)")
+    rng = np.random.default_rng(1)
+    n = 1000
+    x, y = _values(rng, n, dt), _values(rng, n, dt)
+    a = dt(0.5 - 1.25j)
+    if not _complex128_ok(backend):  # MLX would pass the scalar as its own complex64_t
+        with pytest.raises(KernelTypeError, match=r"'a' is a complex scalar.*one-element"):
+            _run(backend, pk.kernel(MADD), (y.copy(), x, a), n)
+        return
+    got, _, _ = _run(backend, pk.kernel(MADD), (y.copy(), x, a), n)
+    np.testing.assert_allclose(got, a * x + y, rtol=1e-6 if dt == np.complex64 else 1e-14)
+
+
+def test_operators_and_functions_match_numpy(backend):
+    rng = np.random.default_rng(2)
+    n = 257
+    z = _values(rng, n, np.complex64)
+    z[0] = np.complex64(1 - 2j)  # equal to c
+    c = np.complex64(1 - 2j)
+    out, parts, _, _ = _run(backend, pk.kernel(FUNCS),
+                            (np.zeros(n * 10, np.complex64), np.zeros(n * 3, np.float32), z,
+                             np.full(16, c)),
+                            n)
+    o = out.reshape(n, 10)
+    z128, c128 = z.astype(np.complex128), np.complex128(c)
+    acc = ((2 + z128) * c128 - 1) / np.complex128(0.5 + 0.25j)
+    refs = [np.conj(z128) * 2 - c128 / z128, np.exp(z128), np.log(z128), np.sqrt(z128),
+            z128 ** c128, np.abs(z128) * np.exp(1j * (np.angle(z128) + 1)), -z128 + 1.5, acc,
+            z128.real * 3 + 1j * z128.imag, np.full(n, 2 + 0j)]
+    for j, ref in enumerate(refs):
+        np.testing.assert_allclose(o[:, j], ref, rtol=2e-5, atol=2e-5, err_msg=f"column {j}")
+    p = parts.reshape(n, 3)
+    np.testing.assert_allclose(p[:, 0], z.real + 2 * z.imag, rtol=1e-6)
+    assert p[0, 1] == 1 and (p[1:, 1] == 0).all() and (p[:, 2] == 0).all()
+
+
+def test_atomics_on_the_real_and_imaginary_parts(backend):
+    rng = np.random.default_rng(3)
+    n = 512
+    z = (rng.integers(-8, 8, n) + 1j * rng.integers(-8, 8, n)).astype(np.complex64)
+    # 16 elements: MLX keeps arrays of at most 8 in constant memory, whose struct copies
+    # the Metal stand-in's clang refuses.
+    total, _ = _run(backend, pk.kernel(ATOMIC), (np.zeros(16, np.complex64), z), n)
+    assert total[0] == z.sum() and (total[1:] == 0).all()  # small integers: exact
+
+
+def test_cfloat_with_cdouble_widens(backend):
+    if not _complex128_ok(backend):
+        pytest.skip("Metal has no float64 (test_cdouble_is_refused_on_metal)")
+    rng = np.random.default_rng(4)
+    n = 100
+    x, w = _values(rng, n, np.complex64), _values(rng, n, np.complex128)
+    y, _, _ = _run(backend, pk.kernel(MIXED), (np.zeros(n, np.complex128), x, w), n)
+    np.testing.assert_allclose(y, x.astype(np.complex128) * w + x, rtol=1e-14)
+
+
+def test_cdouble_is_refused_on_metal():
+    with pytest.raises(KernelTypeError, match=r"'y' is cdouble .*Metal has no float64.*cfloat"):
+        pk.kernel(MIXED).rendered("metal", {}, 1)
+    with pytest.raises(KernelTypeError, match=r"'y' is cdouble"):
+        pk.kernel(MADD).rendered("metal", {"T": "cdouble"}, 1)
+
+
+def test_opencl_rendering_calls_the_prelude_functions():
+    src = pk.kernel(FUNCS).rendered("opencl", {}, 1).source
+    for call in ("pk_cfloat_mul(", "pk_cfloat_div(", "pk_cfloat_exp(", "pk_cfloat_polar(",
+                 "pk_cfloat_eq(", "pk_cfloat_neg(", "pk_cfloat_make("):
+        assert call in src, call
+    assert "acc = pk_cfloat_add(acc," in src.replace("\n", " ")
+    # The other targets keep the operators as written.
+    assert "pk_cfloat_mul" not in pk.kernel(FUNCS).rendered("cuda", {}, 1).source
+
+
+def test_compound_assignment_with_side_effects_is_refused_on_opencl():
+    src = """@kernel void k(cfloat* y, const cfloat* x) {
+        long i = @index(Global, Linear);
+        y[i++] *= x[0];
+    }"""
+    with pytest.raises(pk.KernelSyntaxError, match="side effects"):
+        pk.kernel(src).rendered("opencl", {}, 1)
+
+
+def test_kernels_without_complex_render_unchanged():
+    src = MADD.replace("T", "float")
+    k = pk.kernel(src)
+    assert "cfloat" not in k.rendered("c", {}, 1).source
+    assert "pk_cfloat" not in k.rendered("opencl", {}, 1).source
+
+
+# -- the real compilers' checks -------------------------------------------------------------
+
+def test_cuda_rendering_compiles_to_ptx():
+    from portakern.backends.cuda import CUDA
+    from portakern.checks.cuda import cuda_check_available
+
+    ok, why = cuda_check_available()
+    if not ok:
+        pytest.skip(f"no CUDA compiler for the PTX check: {why}")
+    for source, bindings in [(MADD, {"T": "cfloat"}), (MADD, {"T": "cdouble"}), (FUNCS, {}),
+                             (ATOMIC, {}), (MIXED, {})]:
+        kernel = pk.kernel(source)
+        ptx = CUDA.compile_check(kernel.rendered("cuda", bindings, 1), "compute_90")
+        assert f".entry {kernel.name}(" in ptx
+
+
+def test_metal_rendering_passes_the_clang_check():
+    from portakern.backends import _mlx
+    from portakern.checks.metal import check_metal, metal_check_available
+
+    ok, why = metal_check_available()
+    if not ok:
+        pytest.skip(f"no Metal check here: {why}")
+    from portakern.examples import EXAMPLES_DIR
+
+    fir = (EXAMPLES_DIR / "fir_complex.pk").read_text()
+    for source, bindings in [(MADD, {"T": "cfloat"}), (FUNCS, {}), (ATOMIC, {}), (fir, {})]:
+        rendered = pk.kernel(source).rendered("metal", bindings, 1)
+        check_metal(rendered.source, sources=rendered.sources())
+        if "T a" in source:  # MLX refuses a complex scalar (test_madd_matches_numpy)
+            continue
+        program = _mlx.build_program(rendered, "metal", cast64=False)
+        check_metal(_mlx.translation_unit(program, bindings), sources=rendered.sources())
