@@ -1,0 +1,123 @@
+"""Code that builds on every target, in debug mode and out of it (issue 28; DESIGN section
+1a: code portakern cannot run right on a target is refused or warned at ``pk.kernel()``,
+never handed to one vendor's compiler to fail there).
+
+Each launch test runs on the CPU's native path, on PoCL, and on the CUDA and Metal
+stand-ins (marked ``gpu`` / ``metal``); the renderings also go through the real GPU
+compilers' checks (NVRTC or nvcc to PTX, clang's Metal check) where they are installed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import portakern as pk
+
+
+class Path:
+    def __init__(self, backend: Any, where: str) -> None:
+        self.backend, self.where = backend, where
+
+    def run(self, kernel: pk.Kernel, *args: Any, **sizes: Any) -> list:
+        b = self.backend
+        dev = [b.to_device(np.ascontiguousarray(a)) if isinstance(a, np.ndarray) else a
+               for a in args]
+        try:
+            kernel(b)(*dev, **sizes)
+        finally:
+            b.synchronize()
+            self.after = [np.asarray(b.to_host(d)) if isinstance(a, np.ndarray) else None
+                          for a, d in zip(args, dev, strict=True)]
+        return self.after
+
+
+@pytest.fixture(params=[
+    "native",
+    "pocl",
+    pytest.param("cuda", marks=pytest.mark.gpu),
+    pytest.param("metal", marks=pytest.mark.metal),
+])
+def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Path:
+    where = request.param
+    if where in ("native", "pocl"):
+        monkeypatch.setenv("PORTAKERN_CPU", where if where == "native" else "opencl")
+        if where == "native":
+            from portakern.backends.native import NativeCPU
+
+            if not NativeCPU.available():
+                pytest.skip(f"no native CPU path here: {NativeCPU.available().reason}")
+        backend: Any = pk.CPU()
+    else:
+        backend = pk.CUDA() if where == "cuda" else pk.Metal()
+    status = type(backend).available()
+    if not status:
+        pytest.skip(f"{where}: {status.reason}")
+    return Path(backend, where)
+
+
+def compile_for_gpus(kernel: pk.Kernel, bindings: dict | None = None) -> None:
+    """The CUDA rendering to PTX and the Metal one through clang, where each is here."""
+    from portakern.checks.cuda import compile_cuda_ptx, cuda_check_available
+    from portakern.checks.metal import check_metal, metal_check_available
+
+    ok_metal, why_metal = metal_check_available()
+    if ok_metal:
+        r = kernel.rendered("metal", bindings or {}, 1)
+        check_metal(r.source, sources=r.sources())
+    ok_cuda, why_cuda = cuda_check_available()
+    if ok_cuda:
+        compile_cuda_ptx(kernel.rendered("cuda", bindings or {}, 1).source)
+    if not (ok_metal or ok_cuda):
+        pytest.skip(f"no Metal check ({why_metal}) and no CUDA compiler ({why_cuda})")
+
+
+def line_of(source: str, text: str) -> int:
+    return next(k for k, line in enumerate(source.split("\n"), 1) if text in line)
+
+
+# -- 1. an array of a struct the source defines, in debug mode ----------------------------
+
+POINTS = """
+typedef struct { float x; float y; } P;
+@kernel void sum_xy(float* out, const P* ps, const long off) {
+    const long i = @index(Global, Linear);
+    out[i] = ps[i + off].x + ps[i + off].y;
+}
+"""
+
+
+def points(n: int) -> np.ndarray:
+    ps = np.zeros(n, pk.struct_dtype(pk.kernel(POINTS), "P"))
+    ps["x"], ps["y"] = np.arange(n), 10 * np.arange(n)
+    return ps
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_an_array_of_a_struct_in_debug_mode(path: Path, debug: bool) -> None:
+    if path.where == "metal":
+        pytest.skip("MLX arrays have no structured dtypes (tests/test_structs.py); the Metal "
+                    "rendering goes through clang in the next test")
+    k = pk.kernel(POINTS, debug=debug)
+    ps = points(8)
+    path.run(k, np.zeros(8, np.float32), ps, np.int64(0), ndrange=8)
+    assert list(path.after[0]) == list(ps["x"] + ps["y"])
+    if not debug:
+        return
+    with pytest.raises(pk.KernelFaultError) as info:
+        path.run(k, np.zeros(8, np.float32), ps, np.int64(1), ndrange=8)
+    err = info.value
+    assert (err.parameter, err.index, err.extent, err.work_item) == ("ps", 8, 8, (7,))
+    assert err.lineno == line_of(POINTS, "out[i] =")
+
+
+def test_an_array_of_a_struct_compiles_for_the_gpu_compilers_in_debug_mode() -> None:
+    compile_for_gpus(pk.kernel(POINTS, debug=True))
+
+
+def test_the_struct_is_defined_before_its_accessor() -> None:
+    for target in ("c", "opencl", "cuda", "metal"):
+        text = pk.kernel(POINTS, debug=True).render(target)
+        assert text.index("} P;") < text.index("pk_dbg_at_ps("), target
