@@ -121,3 +121,46 @@ def test_the_struct_is_defined_before_its_accessor() -> None:
     for target in ("c", "opencl", "cuda", "metal"):
         text = pk.kernel(POINTS, debug=True).render(target)
         assert text.index("} P;") < text.index("pk_dbg_at_ps("), target
+
+
+# -- 2. a helper taking a pointer, called in a group collective's value --------------------
+
+GROUPREDUCE = """
+float at(const float* p, long i) { return p[i]; }
+float twice(float v) { return 2.0f * v; }
+@kernel void totals(float* out, const float* x, const long off) {
+    const long i = @index(Global, Linear);
+    @localmem float tile[8];
+    tile[@index(Local, Linear)] = x[i];
+    @synchronize();
+    const float* view = x + off;
+    const float t = @groupreduce(add, at(view, i) + twice(at(tile, @index(Local, Linear))));
+    if (@index(Local, Linear) == 0) out[@index(Group, Linear)] = t;
+}
+"""
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_a_pointer_helper_inside_groupreduce_builds_everywhere(path: Path, debug: bool) -> None:
+    k = pk.kernel(GROUPREDUCE, debug=debug)
+    x = np.arange(16, dtype=np.float32)
+    path.run(k, np.zeros(2, np.float32), x, np.int64(0), ndrange=16, workgroupsize=8)
+    assert list(path.after[0]) == [3 * x[:8].sum(), 3 * x[8:].sum()]
+    if not debug:
+        return
+    with pytest.raises(pk.KernelFaultError) as info:
+        path.run(k, np.zeros(2, np.float32), x, np.int64(1), ndrange=16, workgroupsize=8)
+    assert (info.value.parameter, info.value.index, info.value.extent) == ("x", 16, 16)
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_a_pointer_helper_inside_groupreduce_compiles_for_the_gpu_compilers(debug: bool) -> None:
+    compile_for_gpus(pk.kernel(GROUPREDUCE, debug=debug))
+
+
+def test_the_call_inside_groupreduce_names_the_opencl_copy() -> None:
+    text = pk.kernel(GROUPREDUCE).render("opencl")
+    # One copy per address space the helper is called with, and each call renamed.
+    assert "float at_pk_g(__global const float* p" in text
+    assert "float at_pk_l(__local const float* p" in text
+    assert "at_pk_g(view, i) + twice(at_pk_l(tile" in text
