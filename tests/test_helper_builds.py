@@ -164,3 +164,75 @@ def test_the_call_inside_groupreduce_names_the_opencl_copy() -> None:
     assert "float at_pk_g(__global const float* p" in text
     assert "float at_pk_l(__local const float* p" in text
     assert "at_pk_g(view, i) + twice(at_pk_l(tile" in text
+
+
+# -- 3. a helper parameter declared as an array -------------------------------------------
+
+ARRAY_PARAMETER = """
+float sum3(const float b[], long i) { return b[i] + b[i + 1] + b[i + 2]; }
+void put(float out[4], long i, float v);
+void put(float out[4], long i, float v) { out[i] = v; }
+@kernel void window(float* y, const float* x) {
+    const long i = @index(Global, Linear);
+    @localmem float tile[8];
+    tile[@index(Local, Linear)] = x[i];
+    @synchronize();
+    put(y, i, sum3(x, i) + sum3(tile, 0));
+}
+"""
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_an_array_parameter_of_a_helper_builds_everywhere(path: Path, debug: bool) -> None:
+    k = pk.kernel(ARRAY_PARAMETER, debug=debug)
+    x = np.arange(18, dtype=np.float32)
+    path.run(k, np.zeros(16, np.float32), x, ndrange=16, workgroupsize=8)
+    want = [x[i:i + 3].sum() + x[8 * (i // 8):8 * (i // 8) + 3].sum() for i in range(16)]
+    assert list(path.after[0]) == want
+    if not debug:
+        return
+    with pytest.raises(pk.KernelFaultError) as info:  # item 15 reads x[17]
+        path.run(k, np.zeros(16, np.float32), x[:17], ndrange=16, workgroupsize=8)
+    err = info.value
+    assert (err.parameter, err.index, err.extent, err.work_item) == ("x", 17, 17, (15,))
+    assert err.lineno == line_of(ARRAY_PARAMETER, "float sum3")
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_an_array_parameter_of_a_helper_compiles_for_the_gpu_compilers(debug: bool) -> None:
+    compile_for_gpus(pk.kernel(ARRAY_PARAMETER, debug=debug))
+
+
+def test_an_array_parameter_is_rendered_as_a_pointer() -> None:
+    k = pk.kernel(ARRAY_PARAMETER)
+    assert "float sum3(const float *b, long long i)" in k.render("c")
+    opencl = k.render("opencl")
+    assert "float sum3_pk_g(__global const float *b, long i)" in opencl
+    assert "float sum3_pk_l(__local const float *b, long i)" in opencl
+    assert "void put_pk_g(__global float *out, long i, float v)" in opencl
+    assert "b[]" not in opencl and "out[4]" not in opencl
+
+
+def test_other_brackets_in_a_helper_stay_as_written() -> None:
+    source = """
+float first(const float* b) { float w[2] = {b[0], b[1]}; return w[0] + w[1]; }
+@kernel void k(float* y, const float* x) {
+    const long i = @index(Global, Linear);
+    y[i] = first(x + i);
+}
+"""
+    text = pk.kernel(source).render("opencl")
+    assert "float w[2] = {b[0], b[1]};" in text
+
+
+# -- all three through nvcc ----------------------------------------------------------------
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_the_cuda_renderings_compile_to_ptx_with_nvcc(debug: bool) -> None:
+    from portakern.checks import cuda as cuda_module
+
+    if cuda_module._find_nvcc() is None:
+        pytest.skip("nvcc not found: install the CUDA toolkit")
+    for source in (POINTS, GROUPREDUCE, ARRAY_PARAMETER):
+        r = pk.kernel(source, debug=debug).rendered("cuda", {}, 1)
+        assert ".entry" in cuda_module.compile_cuda_ptx(r.source, compiler="nvcc")
