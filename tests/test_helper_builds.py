@@ -58,18 +58,26 @@ def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Pat
     return Path(backend, where)
 
 
-def compile_for_gpus(kernel: pk.Kernel, bindings: dict | None = None) -> None:
-    """The CUDA rendering to PTX and the Metal one through clang, where each is here."""
+def compile_for_gpus(kernel: pk.Kernel, *, mlx: bool = True) -> None:
+    """The CUDA rendering to PTX and the Metal one through clang, where each is here;
+    with ``mlx``, also both as MLX wraps them (MLX takes no struct arrays)."""
+    from portakern.backends import _mlx
+    from portakern.backends.metal import mlx_source
     from portakern.checks.cuda import compile_cuda_ptx, cuda_check_available
     from portakern.checks.metal import check_metal, metal_check_available
 
     ok_metal, why_metal = metal_check_available()
     if ok_metal:
-        r = kernel.rendered("metal", bindings or {}, 1)
+        r = kernel.rendered("metal", {}, 1)
         check_metal(r.source, sources=r.sources())
+        if mlx:
+            check_metal(mlx_source(r), sources=r.sources())
     ok_cuda, why_cuda = cuda_check_available()
     if ok_cuda:
-        compile_cuda_ptx(kernel.rendered("cuda", bindings or {}, 1).source)
+        r = kernel.rendered("cuda", {}, 1)
+        compile_cuda_ptx(r.source)
+        if mlx:
+            compile_cuda_ptx(mlx_source(r, default_header=_mlx.CUDA_HEADER_STANDIN))
     if not (ok_metal or ok_cuda):
         pytest.skip(f"no Metal check ({why_metal}) and no CUDA compiler ({why_cuda})")
 
@@ -114,7 +122,23 @@ def test_an_array_of_a_struct_in_debug_mode(path: Path, debug: bool) -> None:
 
 
 def test_an_array_of_a_struct_compiles_for_the_gpu_compilers_in_debug_mode() -> None:
-    compile_for_gpus(pk.kernel(POINTS, debug=True))
+    compile_for_gpus(pk.kernel(POINTS, debug=True), mlx=False)
+
+
+def test_portakern_debug_in_the_environment_builds_it_too(monkeypatch: pytest.MonkeyPatch,
+                                                          ) -> None:
+    from portakern.backends.native import NativeCPU
+
+    if not NativeCPU.available():
+        pytest.skip(f"no native CPU path here: {NativeCPU.available().reason}")
+    monkeypatch.setenv("PORTAKERN_DEBUG", "1")
+    monkeypatch.setenv("PORTAKERN_CPU", "native")
+    k = pk.kernel(POINTS)
+    assert k.debug
+    out, ps = np.zeros(8, np.float32), points(8)
+    with pytest.raises(pk.KernelFaultError, match="ps"):
+        k(pk.CPU())(out, ps, np.int64(1), ndrange=8)
+    assert list(out[:7]) == list(ps["x"][1:] + ps["y"][1:])
 
 
 def test_the_struct_is_defined_before_its_accessor() -> None:
