@@ -237,6 +237,24 @@ def test_an_array_parameter_is_rendered_as_a_pointer() -> None:
     assert "b[]" not in opencl and "out[4]" not in opencl
 
 
+def test_unnamed_array_parameters_of_a_prototype(path: Path) -> None:
+    source = """
+float sum2(const float[], long[], long);
+float sum2(const float b[], long c[], long i) { return b[i] + (float)c[i]; }
+@kernel void k(float* y, const float* x, long* n) {
+    const long i = @index(Global, Linear);
+    y[i] = sum2(x, n, i);
+}
+"""
+    k = pk.kernel(source)
+    text = k.render("c")
+    assert "float sum2(const float[], long long[], long long);" in text
+    assert "float sum2(const float *b, long long *c, long long i)" in text
+    x, n = np.arange(4, dtype=np.float32), np.arange(4, dtype=np.int64)
+    path.run(k, np.zeros(4, np.float32), x, n, ndrange=4)
+    assert list(path.after[0]) == list(x + n)
+
+
 def test_other_brackets_in_a_helper_stay_as_written() -> None:
     source = """
 float first(const float* b) { float w[2] = {b[0], b[1]}; return w[0] + w[1]; }

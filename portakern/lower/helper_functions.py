@@ -13,6 +13,7 @@ from ..syntax.language import (
     next_significant,
 )
 from ..syntax.parts import Call, Gen
+from ..syntax.pointer_checks import QUALIFIERS
 from ..syntax.structs import tag_definition_ends
 from .lowerer import ATOMIC_OPS, KEYWORDS
 
@@ -146,6 +147,11 @@ def array_parameters_as_pointers(helpers: list[Token]) -> list[Token]:
     return out
 
 
+#: Words of C's own types: never a parameter's name (``long long[]`` is unnamed).
+_TYPE_WORDS = frozenset({"void", "bool", "char", "short", "int", "long", "float", "double",
+                         "half", "unsigned", "signed"})
+
+
 def _pointer_parameter(helpers: list[Token], lo: int, hi: int, edits: dict) -> None:
     """The parameter ``helpers[lo:hi]``: where it is ``... name [ size ]``, edits that
     make it ``... *name``."""
@@ -158,8 +164,11 @@ def _pointer_parameter(helpers: list[Token], lo: int, hi: int, edits: dict) -> N
         return
     at = sig.index(opens[0])
     name = helpers[sig[at - 1]]
-    if at < 2 or name.kind != "id" or name.text in KEYWORDS:
+    if name.kind != "id" or name.text in KEYWORDS or name.text in _TYPE_WORDS:
         return
+    if not any(helpers[k].kind == "id" and helpers[k].text not in QUALIFIERS
+               for k in sig[:at - 1]):
+        return  # no type before it: `const T[]`, a prototype's unnamed parameter
     edits[sig[at - 1]] = [Token("punct", "*", name.line, name.col), name]
     for k in range(opens[0], closes[0] + 1):
         edits[k] = []
