@@ -269,10 +269,6 @@ float at(const float* p, long i) { return p[i]; }
 
 
 def test_a_helper_called_inside_a_group_collective(path: Path) -> None:
-    if path.where in ("pocl", "metal"):
-        pytest.skip("a helper taking a pointer inside @groupreduce does not build on OpenCL "
-                    "or Metal even without debug mode (the address-space clone's call is not "
-                    "renamed there)")
     k = pk.kernel(GROUPREDUCE, debug=True)
     x = np.arange(16, dtype=np.float32)
     path.run(k, np.zeros(2, np.float32), x, np.int64(0), ndrange=16, workgroupsize=8)

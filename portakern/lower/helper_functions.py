@@ -13,10 +13,11 @@ from ..syntax.language import (
     next_significant,
 )
 from ..syntax.parts import Call, Gen
+from ..syntax.pointer_checks import QUALIFIERS
 from ..syntax.structs import tag_definition_ends
 from .lowerer import ATOMIC_OPS, KEYWORDS
 
-__all__ = ["lower_helpers"]
+__all__ = ["array_parameters_as_pointers", "lower_helpers"]
 
 
 def lower_helpers(helpers: list[Token]) -> list:
@@ -25,6 +26,7 @@ def lower_helpers(helpers: list[Token]) -> list:
     CUDA needs ``__device__`` on every helper function (definitions and
     prototypes); other targets render the ``function_prefix`` macro as nothing.
     """
+    helpers = array_parameters_as_pointers(helpers)
     out: list = []
     tag_ends = tag_definition_ends(helpers)  # `struct tag {...};`: the bare name in C too
     depth = 0
@@ -109,3 +111,64 @@ def _is_function_declaration(helpers: list[Token], n: int) -> bool:
                 j = next_significant(helpers, k + 1)
                 return j < len(helpers) and (helpers[j].is_punct("{") or helpers[j].is_punct(";"))
     return False
+
+
+def array_parameters_as_pointers(helpers: list[Token]) -> list[Token]:
+    """Each helper parameter declared as an array, ``const T b[]`` (or ``T b[N]``), as the
+    pointer C makes of it, ``const T *b``: a pointer parameter, so that OpenCL and Metal
+    get its address space and debug mode checks its subscripts like any other.
+
+    Only one pair of brackets is rewritten; ``T b[][4]`` and the ``[:, :]`` of an
+    ndarray stay as written.
+    """
+    out = list(helpers)
+    edits: dict[int, list[Token]] = {}  # token index -> its replacement
+    top = 0  # bracket depth
+    for n, t in enumerate(helpers):
+        if t.kind != "punct" or t.text not in ("(", "[", "{", ")", "]", "}"):
+            continue
+        top += 1 if t.text in ("(", "[", "{") else -1
+        if not (t.text == "(" and top == 1 and _is_function_declaration(helpers, n)):
+            continue
+        depth, start = 0, n + 1
+        for k in range(n, len(helpers)):
+            u = helpers[k]
+            if u.kind == "punct" and u.text in "([{":
+                depth += 1
+            elif u.kind == "punct" and u.text in ")]}":
+                depth -= 1
+            if (depth == 1 and u.is_punct(",")) or depth == 0:
+                _pointer_parameter(helpers, start, k, edits)
+                start = k + 1
+            if depth == 0:
+                break
+    for k in sorted(edits, reverse=True):
+        out[k:k + 1] = edits[k]
+    return out
+
+
+#: Words of C's own types: never a parameter's name (``long long[]`` is unnamed).
+_TYPE_WORDS = frozenset({"void", "bool", "char", "short", "int", "long", "float", "double",
+                         "half", "unsigned", "signed"})
+
+
+def _pointer_parameter(helpers: list[Token], lo: int, hi: int, edits: dict) -> None:
+    """The parameter ``helpers[lo:hi]``: where it is ``... name [ size ]``, edits that
+    make it ``... *name``."""
+    sig = [k for k in range(lo, hi) if helpers[k].kind not in ("ws", "comment")]
+    if len(sig) < 4 or not helpers[sig[-1]].is_punct("]"):
+        return
+    opens = [k for k in sig if helpers[k].is_punct("[")]
+    closes = [k for k in sig if helpers[k].is_punct("]")]
+    if len(opens) != 1 or len(closes) != 1 or any(helpers[k].is_punct(":") for k in sig):
+        return
+    at = sig.index(opens[0])
+    name = helpers[sig[at - 1]]
+    if name.kind != "id" or name.text in KEYWORDS or name.text in _TYPE_WORDS:
+        return
+    if not any(helpers[k].kind == "id" and helpers[k].text not in QUALIFIERS
+               for k in sig[:at - 1]):
+        return  # no type before it: `const T[]`, a prototype's unnamed parameter
+    edits[sig[at - 1]] = [Token("punct", "*", name.line, name.col), name]
+    for k in range(opens[0], closes[0] + 1):
+        edits[k] = []

@@ -185,11 +185,16 @@ class _Placer:
 
     # -- one body -------------------------------------------------------------------
     def walk(self, parts: list, items: list[_Item], env: dict[str, str], edits: _Edits,
-             refs: set[str]) -> None:
-        """Place the spaces of the declarations and helper calls in ``items``."""
+             refs: set[str], statements: bool = True) -> None:
+        """Place the spaces of the declarations and helper calls in ``items``.
+
+        A primitive's code arguments (``@groupreduce``'s value, a checked subscript's
+        index) are walked too (``statements`` False: expressions, no declarations), so a
+        helper called there gets its copy and the call its name.
+        """
         self.bound_at = set()  # part indices of this body only
-        starts = {0}
-        for n, it in enumerate(items):
+        starts = {0} if statements else set()
+        for n, it in enumerate(items if statements else ()):
             if _is(it, ";", "{", "}"):
                 starts.add(n + 1)
             elif _is(it, "(") and n and _is(items[n - 1], "for"):
@@ -197,6 +202,8 @@ class _Placer:
         n = 0
         while n < len(items):
             it = items[n]
+            if isinstance(parts[it.at], Call) and (n == 0 or items[n - 1].at != it.at):
+                self.call_arguments(parts, it.at, env, edits, refs)
             if n in starts:
                 array = _private_array(items, n)
                 if array is not None:
@@ -213,6 +220,23 @@ class _Placer:
                     and _is(items[n + 1], "(") and self.helpers[it.text].pointers):
                 self.call(parts, items, n, env, edits)
             n += 1
+
+    def call_arguments(self, parts: list, at: int, env: dict[str, str], edits: _Edits,
+                       refs: set[str]) -> None:
+        """The primitive ``parts[at]`` with its code arguments placed, where they change."""
+        call, bound = parts[at], self.bound_at
+        args, changed = [], False
+        for a in call.args:
+            if isinstance(a, list) and a:
+                sub = _Edits()
+                self.walk(a, _flat(a), env, sub, refs, statements=False)
+                placed = sub.apply(a)
+                changed = changed or placed != a
+                a = placed
+            args.append(a)
+        self.bound_at = bound
+        if changed:
+            edits.replace[at] = [dataclasses.replace(call, args=tuple(args))]
 
     def declaration(self, parts: list, items: list[_Item], n: int, env: dict[str, str],
                     edits: _Edits, refs: set[str]) -> int | None:

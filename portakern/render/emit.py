@@ -338,10 +338,9 @@ def render_lowered(lowered: LoweredKernel, module_helpers: object, target: str,
         body_parts, shapes = native_shapes(body_parts, lowered.params, lowered.ndim,
                                            type_names)
     helpers = emitter.emit(helper_parts)
-    if lowered.line:
-        # The generated signature (and local memory) belong to the user's @kernel line,
-        # not to the last helper line: a compiler error there must not blame a helper.
-        helpers += f"\n#line {lowered.line} {emitter.quoted}"
+    # The generated signature (and local memory) belong to the user's @kernel line, not
+    # to the last helper line: a compiler error there must not blame a helper.
+    kernel_line = f"\n#line {lowered.line} {emitter.quoted}" if lowered.line else ""
     body = emitter.emit(body_parts)
     from ..lower.stack_facts import declared_arrays, sized_local
 
@@ -369,6 +368,17 @@ def render_lowered(lowered: LoweredKernel, module_helpers: object, target: str,
     # The identifiers the code uses (comments excluded), so templates emit only the
     # prelude pieces a kernel needs.
     names = frozenset(_IDENT_RE.findall(_COMMENT_RE.sub(" ", all_text)))
+    per_param = getattr(macros, "debug_param_accessors", None)
+    if lowered.debug and per_param is not None:
+        # Each array parameter's checked subscript, after the helpers: an array of a
+        # struct the source defines is declared only there.
+        accessors = str(per_param(resolved)).strip("\n")
+        if accessors:
+            if lowered.line:
+                quoted = quote_filename(f"<portakern debug accessors of {lowered.name}>")
+                accessors = f"#line 1 {quoted}\n{accessors}"
+            helpers += "\n" + accessors
+    helpers += kernel_line
     uses_half = "half" in names or "__half" in names
     from ..lower.private_atomics import taken
 

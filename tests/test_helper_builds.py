@@ -1,0 +1,280 @@
+"""Code that builds on every target, in debug mode and out of it (issue 28; DESIGN section
+1a: code portakern cannot run right on a target is refused or warned at ``pk.kernel()``,
+never handed to one vendor's compiler to fail there).
+
+Each launch test runs on the CPU's native path, on PoCL, and on the CUDA and Metal
+stand-ins (marked ``gpu`` / ``metal``); the renderings also go through the real GPU
+compilers' checks (NVRTC or nvcc to PTX, clang's Metal check) where they are installed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import portakern as pk
+
+
+class Path:
+    def __init__(self, backend: Any, where: str) -> None:
+        self.backend, self.where = backend, where
+
+    def run(self, kernel: pk.Kernel, *args: Any, **sizes: Any) -> list:
+        b = self.backend
+        dev = [b.to_device(np.ascontiguousarray(a)) if isinstance(a, np.ndarray) else a
+               for a in args]
+        try:
+            kernel(b)(*dev, **sizes)
+        finally:
+            b.synchronize()
+            self.after = [np.asarray(b.to_host(d)) if isinstance(a, np.ndarray) else None
+                          for a, d in zip(args, dev, strict=True)]
+        return self.after
+
+
+@pytest.fixture(params=[
+    "native",
+    "pocl",
+    pytest.param("cuda", marks=pytest.mark.gpu),
+    pytest.param("metal", marks=pytest.mark.metal),
+])
+def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Path:
+    where = request.param
+    if where in ("native", "pocl"):
+        monkeypatch.setenv("PORTAKERN_CPU", where if where == "native" else "opencl")
+        if where == "native":
+            from portakern.backends.native import NativeCPU
+
+            if not NativeCPU.available():
+                pytest.skip(f"no native CPU path here: {NativeCPU.available().reason}")
+        backend: Any = pk.CPU()
+    else:
+        backend = pk.CUDA() if where == "cuda" else pk.Metal()
+    status = type(backend).available()
+    if not status:
+        pytest.skip(f"{where}: {status.reason}")
+    return Path(backend, where)
+
+
+def compile_for_gpus(kernel: pk.Kernel, *, mlx: bool = True) -> None:
+    """The CUDA rendering to PTX and the Metal one through clang, where each is here;
+    with ``mlx``, also both as MLX wraps them (MLX takes no struct arrays)."""
+    from portakern.backends import _mlx
+    from portakern.backends.metal import mlx_source
+    from portakern.checks.cuda import compile_cuda_ptx, cuda_check_available
+    from portakern.checks.metal import check_metal, metal_check_available
+
+    ok_metal, why_metal = metal_check_available()
+    if ok_metal:
+        r = kernel.rendered("metal", {}, 1)
+        check_metal(r.source, sources=r.sources())
+        if mlx:
+            check_metal(mlx_source(r), sources=r.sources())
+    ok_cuda, why_cuda = cuda_check_available()
+    if ok_cuda:
+        r = kernel.rendered("cuda", {}, 1)
+        compile_cuda_ptx(r.source)
+        if mlx:
+            compile_cuda_ptx(mlx_source(r, default_header=_mlx.CUDA_HEADER_STANDIN))
+    if not (ok_metal or ok_cuda):
+        pytest.skip(f"no Metal check ({why_metal}) and no CUDA compiler ({why_cuda})")
+
+
+def line_of(source: str, text: str) -> int:
+    return next(k for k, line in enumerate(source.split("\n"), 1) if text in line)
+
+
+# -- 1. an array of a struct the source defines, in debug mode ----------------------------
+
+POINTS = """
+typedef struct { float x; float y; } P;
+@kernel void sum_xy(float* out, const P* ps, const long off) {
+    const long i = @index(Global, Linear);
+    out[i] = ps[i + off].x + ps[i + off].y;
+}
+"""
+
+
+def points(n: int) -> np.ndarray:
+    ps = np.zeros(n, pk.struct_dtype(pk.kernel(POINTS), "P"))
+    ps["x"], ps["y"] = np.arange(n), 10 * np.arange(n)
+    return ps
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_an_array_of_a_struct_in_debug_mode(path: Path, debug: bool) -> None:
+    if path.where == "metal":
+        pytest.skip("MLX arrays have no structured dtypes (tests/test_structs.py); the Metal "
+                    "rendering goes through clang in the next test")
+    k = pk.kernel(POINTS, debug=debug)
+    ps = points(8)
+    path.run(k, np.zeros(8, np.float32), ps, np.int64(0), ndrange=8)
+    assert list(path.after[0]) == list(ps["x"] + ps["y"])
+    if not debug:
+        return
+    with pytest.raises(pk.KernelFaultError) as info:
+        path.run(k, np.zeros(8, np.float32), ps, np.int64(1), ndrange=8)
+    err = info.value
+    assert (err.parameter, err.index, err.extent, err.work_item) == ("ps", 8, 8, (7,))
+    assert err.lineno == line_of(POINTS, "out[i] =")
+
+
+def test_an_array_of_a_struct_compiles_for_the_gpu_compilers_in_debug_mode() -> None:
+    compile_for_gpus(pk.kernel(POINTS, debug=True), mlx=False)
+
+
+def test_portakern_debug_in_the_environment_builds_it_too(monkeypatch: pytest.MonkeyPatch,
+                                                          ) -> None:
+    from portakern.backends.native import NativeCPU
+
+    if not NativeCPU.available():
+        pytest.skip(f"no native CPU path here: {NativeCPU.available().reason}")
+    monkeypatch.setenv("PORTAKERN_DEBUG", "1")
+    monkeypatch.setenv("PORTAKERN_CPU", "native")
+    k = pk.kernel(POINTS)
+    assert k.debug
+    out, ps = np.zeros(8, np.float32), points(8)
+    with pytest.raises(pk.KernelFaultError, match="ps"):
+        k(pk.CPU())(out, ps, np.int64(1), ndrange=8)
+    assert list(out[:7]) == list(ps["x"][1:] + ps["y"][1:])
+
+
+def test_the_struct_is_defined_before_its_accessor() -> None:
+    for target in ("c", "opencl", "cuda", "metal"):
+        text = pk.kernel(POINTS, debug=True).render(target)
+        assert text.index("} P;") < text.index("pk_dbg_at_ps("), target
+
+
+# -- 2. a helper taking a pointer, called in a group collective's value --------------------
+
+GROUPREDUCE = """
+float at(const float* p, long i) { return p[i]; }
+float twice(float v) { return 2.0f * v; }
+@kernel void totals(float* out, const float* x, const long off) {
+    const long i = @index(Global, Linear);
+    @localmem float tile[8];
+    tile[@index(Local, Linear)] = x[i];
+    @synchronize();
+    const float* view = x + off;
+    const float t = @groupreduce(add, at(view, i) + twice(at(tile, @index(Local, Linear))));
+    if (@index(Local, Linear) == 0) out[@index(Group, Linear)] = t;
+}
+"""
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_a_pointer_helper_inside_groupreduce_builds_everywhere(path: Path, debug: bool) -> None:
+    k = pk.kernel(GROUPREDUCE, debug=debug)
+    x = np.arange(16, dtype=np.float32)
+    path.run(k, np.zeros(2, np.float32), x, np.int64(0), ndrange=16, workgroupsize=8)
+    assert list(path.after[0]) == [3 * x[:8].sum(), 3 * x[8:].sum()]
+    if not debug:
+        return
+    with pytest.raises(pk.KernelFaultError) as info:
+        path.run(k, np.zeros(2, np.float32), x, np.int64(1), ndrange=16, workgroupsize=8)
+    assert (info.value.parameter, info.value.index, info.value.extent) == ("x", 16, 16)
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_a_pointer_helper_inside_groupreduce_compiles_for_the_gpu_compilers(debug: bool) -> None:
+    compile_for_gpus(pk.kernel(GROUPREDUCE, debug=debug))
+
+
+def test_the_call_inside_groupreduce_names_the_opencl_copy() -> None:
+    text = pk.kernel(GROUPREDUCE).render("opencl")
+    # One copy per address space the helper is called with, and each call renamed.
+    assert "float at_pk_g(__global const float* p" in text
+    assert "float at_pk_l(__local const float* p" in text
+    assert "at_pk_g(view, i) + twice(at_pk_l(tile" in text
+
+
+# -- 3. a helper parameter declared as an array -------------------------------------------
+
+ARRAY_PARAMETER = """
+float sum3(const float b[], long i) { return b[i] + b[i + 1] + b[i + 2]; }
+void put(float out[4], long i, float v);
+void put(float out[4], long i, float v) { out[i] = v; }
+@kernel void window(float* y, const float* x) {
+    const long i = @index(Global, Linear);
+    @localmem float tile[8];
+    tile[@index(Local, Linear)] = x[i];
+    @synchronize();
+    put(y, i, sum3(x, i) + sum3(tile, 0));
+}
+"""
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_an_array_parameter_of_a_helper_builds_everywhere(path: Path, debug: bool) -> None:
+    k = pk.kernel(ARRAY_PARAMETER, debug=debug)
+    x = np.arange(18, dtype=np.float32)
+    path.run(k, np.zeros(16, np.float32), x, ndrange=16, workgroupsize=8)
+    want = [x[i:i + 3].sum() + x[8 * (i // 8):8 * (i // 8) + 3].sum() for i in range(16)]
+    assert list(path.after[0]) == want
+    if not debug:
+        return
+    with pytest.raises(pk.KernelFaultError) as info:  # item 15 reads x[17]
+        path.run(k, np.zeros(16, np.float32), x[:17], ndrange=16, workgroupsize=8)
+    err = info.value
+    assert (err.parameter, err.index, err.extent, err.work_item) == ("x", 17, 17, (15,))
+    assert err.lineno == line_of(ARRAY_PARAMETER, "float sum3")
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_an_array_parameter_of_a_helper_compiles_for_the_gpu_compilers(debug: bool) -> None:
+    compile_for_gpus(pk.kernel(ARRAY_PARAMETER, debug=debug))
+
+
+def test_an_array_parameter_is_rendered_as_a_pointer() -> None:
+    k = pk.kernel(ARRAY_PARAMETER)
+    assert "float sum3(const float *b, long long i)" in k.render("c")
+    opencl = k.render("opencl")
+    assert "float sum3_pk_g(__global const float *b, long i)" in opencl
+    assert "float sum3_pk_l(__local const float *b, long i)" in opencl
+    assert "void put_pk_g(__global float *out, long i, float v)" in opencl
+    assert "b[]" not in opencl and "out[4]" not in opencl
+
+
+def test_unnamed_array_parameters_of_a_prototype(path: Path) -> None:
+    source = """
+float sum2(const float[], long[], long);
+float sum2(const float b[], long c[], long i) { return b[i] + (float)c[i]; }
+@kernel void k(float* y, const float* x, long* n) {
+    const long i = @index(Global, Linear);
+    y[i] = sum2(x, n, i);
+}
+"""
+    k = pk.kernel(source)
+    text = k.render("c")
+    assert "float sum2(const float[], long long[], long long);" in text
+    assert "float sum2(const float *b, long long *c, long long i)" in text
+    x, n = np.arange(4, dtype=np.float32), np.arange(4, dtype=np.int64)
+    path.run(k, np.zeros(4, np.float32), x, n, ndrange=4)
+    assert list(path.after[0]) == list(x + n)
+
+
+def test_other_brackets_in_a_helper_stay_as_written() -> None:
+    source = """
+float first(const float* b) { float w[2] = {b[0], b[1]}; return w[0] + w[1]; }
+@kernel void k(float* y, const float* x) {
+    const long i = @index(Global, Linear);
+    y[i] = first(x + i);
+}
+"""
+    text = pk.kernel(source).render("opencl")
+    assert "float w[2] = {b[0], b[1]};" in text
+
+
+# -- all three through nvcc ----------------------------------------------------------------
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_the_cuda_renderings_compile_to_ptx_with_nvcc(debug: bool) -> None:
+    from portakern.checks import cuda as cuda_module
+
+    if cuda_module._find_nvcc() is None:
+        pytest.skip("nvcc not found: install the CUDA toolkit")
+    for source in (POINTS, GROUPREDUCE, ARRAY_PARAMETER):
+        r = pk.kernel(source, debug=debug).rendered("cuda", {}, 1)
+        assert ".entry" in cuda_module.compile_cuda_ptx(r.source, compiler="nvcc")
