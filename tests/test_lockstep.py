@@ -23,7 +23,7 @@ def _run(kernel, *args, ndrange, workgroupsize=None):
 
 def _item_loops(text: str) -> list[str]:
     """The header of each work-item loop over hardware axis 0, with a pragma before it."""
-    return re.findall(r"(#pragma omp simd\n)?for \(long long pk_l0 = 0; ([^;]*);", text)
+    return re.findall(r"(#pragma omp simd[^\n]*\n)?for \(long long pk_l0 = 0; ([^;]*);", text)
 
 
 def test_matmul_tiled_keeps_indices_as_expressions_and_its_accumulator_per_item():
@@ -37,6 +37,27 @@ def test_matmul_tiled_keeps_indices_as_expressions_and_its_accumulator_per_item(
     assert len(loops) == 4 and all(pragma for pragma, _ in loops)
     # unsafe_indices: every item of the group runs, no bound at the ndrange.
     assert all(bound == "pk_l0 < pk_ls0" for _, bound in loops)
+    # A declared row of 16 items: one 16-lane vector (64 bytes of float), whatever width
+    # the compiler's tuning prefers.
+    assert all(pragma == "#pragma omp simd simdlen(16)\n" for pragma, _ in loops)
+
+
+def test_simdlen_only_for_a_declared_row_of_a_multiple_of_16():
+    source = examples.get("matmul_tiled").load()
+    for tile, simdlen in ((8, False), (16, True), (32, True)):
+        text = source.specialize(T="float", TILE=tile).render("c")
+        pragmas = [p for p, _ in _item_loops(text) if p]
+        assert pragmas and all(("simdlen(16)" in p) == simdlen for p in pragmas), tile
+    # Without a declared workgroup size the row length is known only at launch.
+    text = pk.kernel("""
+@kernel void s(float* y) {
+    @localmem float t[64];
+    const long i = @index(Local, Linear);
+    t[i] = y[@index(Global, Linear)];
+    @synchronize();
+    y[@index(Global, Linear)] = t[63 - i];
+}""").render("c")
+    assert "#pragma omp simd" in text and "simdlen" not in text
 
 
 @native

@@ -94,7 +94,7 @@ float k[2 * 512];
 #line 22 "portakern/examples/argsort_rows.pk"
 int v[2 * 512];
 
-#pragma omp simd
+#pragma omp simd simdlen(16)
 for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l0; 
     
     
@@ -109,7 +109,7 @@ const long long row = (pk_g0) * n;
     for (long long size = 2; size <= 2 * 512; size <<= 1) {
         for (long long stride = size / 2; stride > 0; stride >>= 1) {
             /* @synchronize: the work-item loop above has ended */;
-#pragma omp simd
+#pragma omp simd simdlen(16)
 for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l0;  
 #line 23 "portakern/examples/argsort_rows.pk"
 const long long row = (pk_g0) * n; 
@@ -122,7 +122,7 @@ const long long pos = 2 * l - (l & (stride - 1));
         }}
     }
     /* @synchronize: the work-item loop above has ended */;
-#pragma omp simd
+#pragma omp simd simdlen(16)
 for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l0;  
 #line 23 "portakern/examples/argsort_rows.pk"
 const long long row = (pk_g0) * n; 

@@ -94,7 +94,7 @@ extern "C" PK_EXPORT int pk_launch(void* const* pk_argv, const long long* pk_geo
 #line 23 "portakern/examples/bitonic.pk"
 unsigned int s[2 * 256];
 
-#pragma omp simd
+#pragma omp simd simdlen(16)
 for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l0; 
     
     
@@ -108,7 +108,7 @@ const long long l = (pk_l0);
         // the last merge (size 2 * GROUP) sorts the whole segment ascending.
         for (long long stride = size / 2; stride > 0; stride >>= 1) {
             /* @synchronize: the work-item loop above has ended */;
-#pragma omp simd
+#pragma omp simd simdlen(16)
 for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l0;  
 #line 24 "portakern/examples/bitonic.pk"
 const long long l = (pk_l0); 
@@ -121,7 +121,7 @@ const long long pos = 2 * l - (l & (stride - 1));
         }}
     }
     /* @synchronize: the work-item loop above has ended */;
-#pragma omp simd
+#pragma omp simd simdlen(16)
 for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l0;  
 #line 24 "portakern/examples/bitonic.pk"
 const long long l = (pk_l0); 

@@ -106,7 +106,7 @@ extern "C" PK_EXPORT int pk_launch(void* const* pk_argv, const long long* pk_geo
     
 #line 54 "portakern/examples/rowwise.pk"
 float  pk_priv_acc[pk_items] ;
-#pragma omp simd
+#pragma omp simd simdlen(16)
 for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l0;  auto& acc = pk_priv_acc[pk_lid];
     
 #line 52 "portakern/examples/rowwise.pk"
@@ -114,7 +114,7 @@ const long long row = (pk_g0) * n;
     const long long l = (pk_l0);
 #line 54 "portakern/examples/rowwise.pk"
 acc =  0.0f;}for (long long pk_b = 0; pk_b < (long long)(n); pk_b += (long long)(256)) { 
-#pragma omp simd
+#pragma omp simd simdlen(16)
 for (long long pk_l0 = 0; pk_l0 < ((long long)(n) - pk_b < ((long long)(n) < pk_ls0 ? (long long)(n) : pk_ls0) ? (long long)(n) - pk_b : ((long long)(n) < pk_ls0 ? (long long)(n) : pk_ls0)); ++pk_l0) { const long long pk_lid = pk_l0;  
 #line 52 "portakern/examples/rowwise.pk"
 const long long row = (pk_g0) * n; 
@@ -135,7 +135,7 @@ const long long l = (pk_l0); auto& acc = pk_priv_acc[pk_lid]; pk_r = PK_GR_OP_ad
 float)( acc));} } sum = pk_r; }
      float  pk_priv_mean[pk_items] ;
     float  pk_priv_acc2[pk_items] ;
-#pragma omp simd
+#pragma omp simd simdlen(16)
 for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l0;  
 #line 52 "portakern/examples/rowwise.pk"
 const long long row = (pk_g0) * n; 
@@ -145,7 +145,7 @@ const long long l = (pk_l0); auto& acc = pk_priv_acc[pk_lid]; auto& mean = pk_pr
 mean =  sum / (float)n;
 #line 60 "portakern/examples/rowwise.pk"
 acc2 =  0.0f;}for (long long pk_b = 0; pk_b < (long long)(n); pk_b += (long long)(256)) { 
-#pragma omp simd
+#pragma omp simd simdlen(16)
 for (long long pk_l0 = 0; pk_l0 < ((long long)(n) - pk_b < ((long long)(n) < pk_ls0 ? (long long)(n) : pk_ls0) ? (long long)(n) - pk_b : ((long long)(n) < pk_ls0 ? (long long)(n) : pk_ls0)); ++pk_l0) { const long long pk_lid = pk_l0;  
 #line 52 "portakern/examples/rowwise.pk"
 const long long row = (pk_g0) * n; 
@@ -166,7 +166,7 @@ const long long l = (pk_l0); auto& acc = pk_priv_acc[pk_lid]; auto& mean = pk_pr
 #line 65 "portakern/examples/rowwise.pk"
 float)( acc2));} } var = pk_r; }
      float  pk_priv_scale[pk_items] ;
-#pragma omp simd
+#pragma omp simd simdlen(16)
 for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l0;  
 #line 52 "portakern/examples/rowwise.pk"
 const long long row = (pk_g0) * n; 
@@ -174,7 +174,7 @@ const long long row = (pk_g0) * n;
 const long long l = (pk_l0); auto& acc = pk_priv_acc[pk_lid]; auto& mean = pk_priv_mean[pk_lid]; auto& acc2 = pk_priv_acc2[pk_lid]; auto& scale = pk_priv_scale[pk_lid];
 #line 66 "portakern/examples/rowwise.pk"
 scale =  1.0f / sqrt(var / (float)n + eps);}for (long long pk_b = 0; pk_b < (long long)(n); pk_b += (long long)(256)) { 
-#pragma omp simd
+#pragma omp simd simdlen(16)
 for (long long pk_l0 = 0; pk_l0 < ((long long)(n) - pk_b < ((long long)(n) < pk_ls0 ? (long long)(n) : pk_ls0) ? (long long)(n) - pk_b : ((long long)(n) < pk_ls0 ? (long long)(n) : pk_ls0)); ++pk_l0) { const long long pk_lid = pk_l0;  
 #line 52 "portakern/examples/rowwise.pk"
 const long long row = (pk_g0) * n; 

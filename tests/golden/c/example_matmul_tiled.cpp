@@ -107,7 +107,7 @@ T tb[16][16];
 T  pk_priv_acc[pk_items] ;
 #pragma GCC unroll 16
 for (long long pk_l1 = 0; pk_l1 < pk_ls1; ++pk_l1) 
-#pragma omp simd
+#pragma omp simd simdlen(16)
 for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l1 * pk_ls0 + pk_l0;  auto& acc = pk_priv_acc[pk_lid];
     
 #line 16 "portakern/examples/matmul_tiled.pk"
@@ -118,7 +118,7 @@ long long row = (pk_g1 * pk_ls1 + pk_l1), col = (pk_g0 * pk_ls0 + pk_l0);
 #line 22 "portakern/examples/matmul_tiled.pk"
 acc =  0;}
     for (long long k0 = 0; k0 < K; k0 += 16) {for (long long pk_l1 = 0; pk_l1 < pk_ls1; ++pk_l1) 
-#pragma omp simd
+#pragma omp simd simdlen(16)
 for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l1 * pk_ls0 + pk_l0;  
 #line 16 "portakern/examples/matmul_tiled.pk"
 long long row = (pk_g1 * pk_ls1 + pk_l1), col = (pk_g0 * pk_ls0 + pk_l0); 
@@ -135,7 +135,7 @@ ta[li][lj] = (row < M && k0 + lj < K) ? a[row * K + k0 + lj] : (T)0;
         /* @synchronize: the work-item loop above has ended */;
 #pragma GCC unroll 16
 for (long long pk_l1 = 0; pk_l1 < pk_ls1; ++pk_l1) 
-#pragma omp simd
+#pragma omp simd simdlen(16)
 for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l1 * pk_ls0 + pk_l0;  
 #line 16 "portakern/examples/matmul_tiled.pk"
 long long row = (pk_g1 * pk_ls1 + pk_l1), col = (pk_g0 * pk_ls0 + pk_l0); 
@@ -213,7 +213,7 @@ acc += ta[li][15] * tb[15][lj];}
 
         /* @synchronize: the work-item loop above has ended */;
     }for (long long pk_l1 = 0; pk_l1 < pk_ls1; ++pk_l1) 
-#pragma omp simd
+#pragma omp simd simdlen(16)
 for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l1 * pk_ls0 + pk_l0;  
 #line 16 "portakern/examples/matmul_tiled.pk"
 long long row = (pk_g1 * pk_ls1 + pk_l1), col = (pk_g0 * pk_ls0 + pk_l0); 

@@ -104,7 +104,7 @@ extern "C" PK_EXPORT int pk_launch(void* const* pk_argv, const long long* pk_geo
     
 #line 19 "portakern/examples/rowwise.pk"
 float  pk_priv_acc[pk_items] ;
-#pragma omp simd
+#pragma omp simd simdlen(16)
 for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l0;  auto& acc = pk_priv_acc[pk_lid];
     
 #line 17 "portakern/examples/rowwise.pk"
@@ -112,7 +112,7 @@ const long long row = (pk_g0) * n;
     const long long l = (pk_l0);
 #line 19 "portakern/examples/rowwise.pk"
 acc =  0.0f;}for (long long pk_b = 0; pk_b < (long long)(n); pk_b += (long long)(256)) { 
-#pragma omp simd
+#pragma omp simd simdlen(16)
 for (long long pk_l0 = 0; pk_l0 < ((long long)(n) - pk_b < ((long long)(n) < pk_ls0 ? (long long)(n) : pk_ls0) ? (long long)(n) - pk_b : ((long long)(n) < pk_ls0 ? (long long)(n) : pk_ls0)); ++pk_l0) { const long long pk_lid = pk_l0;  
 #line 17 "portakern/examples/rowwise.pk"
 const long long row = (pk_g0) * n; 
@@ -133,7 +133,7 @@ const long long l = (pk_l0); auto& acc = pk_priv_acc[pk_lid]; pk_r = PK_GR_OP_ad
 #line 24 "portakern/examples/rowwise.pk"
 float)( acc));} } total = pk_r; }
      float  pk_priv_scale[pk_items] ;
-#pragma omp simd
+#pragma omp simd simdlen(16)
 for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l0;  
 #line 17 "portakern/examples/rowwise.pk"
 const long long row = (pk_g0) * n; 
@@ -141,7 +141,7 @@ const long long row = (pk_g0) * n;
 const long long l = (pk_l0); auto& acc = pk_priv_acc[pk_lid]; auto& scale = pk_priv_scale[pk_lid];
 #line 25 "portakern/examples/rowwise.pk"
 scale =  1.0f / sqrt(total / (float)n + eps);}for (long long pk_b = 0; pk_b < (long long)(n); pk_b += (long long)(256)) { 
-#pragma omp simd
+#pragma omp simd simdlen(16)
 for (long long pk_l0 = 0; pk_l0 < ((long long)(n) - pk_b < ((long long)(n) < pk_ls0 ? (long long)(n) : pk_ls0) ? (long long)(n) - pk_b : ((long long)(n) < pk_ls0 ? (long long)(n) : pk_ls0)); ++pk_l0) { const long long pk_lid = pk_l0;  
 #line 17 "portakern/examples/rowwise.pk"
 const long long row = (pk_g0) * n; 

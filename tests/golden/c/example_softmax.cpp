@@ -109,7 +109,7 @@ extern "C" PK_EXPORT int pk_launch(void* const* pk_argv, const long long* pk_geo
     
 #line 34 "portakern/examples/rowwise.pk"
 float  pk_priv_top[pk_items] ;
-#pragma omp simd
+#pragma omp simd simdlen(16)
 for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l0;  auto& top = pk_priv_top[pk_lid];
     
 #line 32 "portakern/examples/rowwise.pk"
@@ -117,7 +117,7 @@ const long long row = (pk_g0) * n;
     const long long l = (pk_l0);
 #line 34 "portakern/examples/rowwise.pk"
 top =  -INFINITY;}for (long long pk_b = 0; pk_b < (long long)(n); pk_b += (long long)(256)) { 
-#pragma omp simd
+#pragma omp simd simdlen(16)
 for (long long pk_l0 = 0; pk_l0 < ((long long)(n) - pk_b < ((long long)(n) < pk_ls0 ? (long long)(n) : pk_ls0) ? (long long)(n) - pk_b : ((long long)(n) < pk_ls0 ? (long long)(n) : pk_ls0)); ++pk_l0) { const long long pk_lid = pk_l0;  
 #line 32 "portakern/examples/rowwise.pk"
 const long long row = (pk_g0) * n; 
@@ -137,7 +137,7 @@ const long long l = (pk_l0); auto& top = pk_priv_top[pk_lid]; pk_r = PK_GR_OP_ma
 #line 38 "portakern/examples/rowwise.pk"
 float)( top));} } m = pk_r; }
     float  pk_priv_acc[pk_items] ;
-#pragma omp simd
+#pragma omp simd simdlen(16)
 for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l0;  
 #line 32 "portakern/examples/rowwise.pk"
 const long long row = (pk_g0) * n; 
@@ -145,7 +145,7 @@ const long long row = (pk_g0) * n;
 const long long l = (pk_l0); auto& top = pk_priv_top[pk_lid]; auto& acc = pk_priv_acc[pk_lid];
 #line 39 "portakern/examples/rowwise.pk"
 acc =  0.0f;}for (long long pk_b = 0; pk_b < (long long)(n); pk_b += (long long)(256)) { 
-#pragma omp simd
+#pragma omp simd simdlen(16)
 for (long long pk_l0 = 0; pk_l0 < ((long long)(n) - pk_b < ((long long)(n) < pk_ls0 ? (long long)(n) : pk_ls0) ? (long long)(n) - pk_b : ((long long)(n) < pk_ls0 ? (long long)(n) : pk_ls0)); ++pk_l0) { const long long pk_lid = pk_l0;  
 #line 32 "portakern/examples/rowwise.pk"
 const long long row = (pk_g0) * n; 
@@ -165,7 +165,7 @@ const long long l = (pk_l0); auto& top = pk_priv_top[pk_lid]; auto& acc = pk_pri
 #line 43 "portakern/examples/rowwise.pk"
 float)( acc));} } total = pk_r; }
      float  pk_priv_scale[pk_items] ;
-#pragma omp simd
+#pragma omp simd simdlen(16)
 for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l0;  
 #line 32 "portakern/examples/rowwise.pk"
 const long long row = (pk_g0) * n; 
@@ -173,7 +173,7 @@ const long long row = (pk_g0) * n;
 const long long l = (pk_l0); auto& top = pk_priv_top[pk_lid]; auto& acc = pk_priv_acc[pk_lid]; auto& scale = pk_priv_scale[pk_lid];
 #line 44 "portakern/examples/rowwise.pk"
 scale =  1.0f / total;}for (long long pk_b = 0; pk_b < (long long)(n); pk_b += (long long)(256)) { 
-#pragma omp simd
+#pragma omp simd simdlen(16)
 for (long long pk_l0 = 0; pk_l0 < ((long long)(n) - pk_b < ((long long)(n) < pk_ls0 ? (long long)(n) : pk_ls0) ? (long long)(n) - pk_b : ((long long)(n) < pk_ls0 ? (long long)(n) : pk_ls0)); ++pk_l0) { const long long pk_lid = pk_l0;  
 #line 32 "portakern/examples/rowwise.pk"
 const long long row = (pk_g0) * n; 

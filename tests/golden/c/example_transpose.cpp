@@ -92,7 +92,7 @@ const long long pk_band = pk_grp / (8 * pk_ng0), pk_in = pk_grp % (8 * pk_ng0);
 #line 12 "portakern/examples/transpose.pk"
 T tile[16][16 + 1];
 for (long long pk_l1 = 0; pk_l1 < pk_ls1; ++pk_l1) 
-#pragma omp simd
+#pragma omp simd simdlen(16)
 for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l1 * pk_ls0 + pk_l0; 
     
     
@@ -107,7 +107,7 @@ long long li = pk_l1, lj = pk_l0;
         tile[li][lj] = in[i * w + j];
     }}
     /* @synchronize: the work-item loop above has ended */;for (long long pk_l1 = 0; pk_l1 < pk_ls1; ++pk_l1) 
-#pragma omp simd
+#pragma omp simd simdlen(16)
 for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l1 * pk_ls0 + pk_l0;  
 #line 13 "portakern/examples/transpose.pk"
 long long li = pk_l1, lj = pk_l0; 
