@@ -403,11 +403,12 @@ class Kernel:
                     f"pass arrays that bind them or use kernel.specialize({missing[0]}='float')")
             # Barrier kernels in work-item loops (lockstep), complex operators as calls.
             from .analysis.atomic_checks import check_atomic_types
-            from .lower.complex_ops import complex_calls
+            from .lower.complex_ops import complex_calls, complex_helpers
             from .lower.lowering import lower_kernel
 
             check_atomic_types(self.facts(target), module, kdef, target, full)
             kdef = complex_calls(self.facts(target), module, kdef, full, target_info(target))
+            module = complex_helpers(module, kdef, full, target_info(target))
             lockstep = lockstep_for(target, self.facts(target))
             lowered = lower_kernel(kdef, module, ndim, lockstep=lockstep, debug=self.debug,
                                    unmasked=unmasked, initcheck=target_info(target).initcheck)

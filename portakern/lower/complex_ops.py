@@ -25,8 +25,13 @@ address (``pk_cfloat_ld(&x[i])``: a struct in device or constant memory is not c
 by-value parameter there).
 
 ``z.re`` and ``z.im`` are the struct's fields on every target, so they stay as written, and
-``@atomic_add(&y[i].re, v)`` is an atomic on a ``float``. Helper functions are not rewritten:
-on OpenCL a helper computes with complex values through the ``pk_<C>_*`` functions itself.
+``@atomic_add(&y[i].re, v)`` is an atomic on a ``float``.
+
+:func:`complex_helpers` does the same to the module's helper functions: each body is typed
+with its parameters' declared types and the kernel's bindings (``T twice(T z)`` with ``T``
+bound to ``cfloat``), and ``return x;`` with a real ``x`` in a helper returning a complex
+type converts it. On both targets a helper call's real argument for a complex parameter
+(``twice(1.0f)``) is converted too.
 """
 
 from __future__ import annotations
@@ -53,10 +58,12 @@ from ..syntax.expressions import (
     children,
     walk,
 )
-from ..syntax.language import KernelDef, Module
-from ..syntax.tokens import Token
+from ..syntax.functions import FunctionDef, functions_of
+from ..syntax.language import KernelDef, Module, Param
+from ..syntax.tokens import Token, significant, split_commas
+from ..syntax.tree import Jump
 
-__all__ = ["complex_calls"]
+__all__ = ["complex_calls", "complex_helpers"]
 
 _OPS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "==": "eq", "!=": "ne"}
 _SIDE_EFFECTS = ("++", "--")
@@ -82,7 +89,139 @@ def complex_calls(facts: Any, module: Module, kdef: KernelDef, binding: Mapping[
 
     typed = typed_body(facts, module, kdef, dict(binding))
     body = list(kdef.body)
-    return replace(kdef, body=_Rewriter(typed, body, module, target.operators).run())
+    params = _helper_params(module, kdef, binding)
+    return replace(kdef, body=_Rewriter(typed, body, module, target.operators,
+                                        params=params).run())
+
+
+#: Words of a helper parameter's declaration that are not its type.
+_QUALIFIERS = frozenset({"const", "volatile", "restrict", "__restrict", "__restrict__",
+                         "struct", "global", "__global", "local", "__local", "constant",
+                         "__constant", "private", "__private", "device", "threadgroup",
+                         "thread", "register"})
+
+
+def _params_of(f: FunctionDef) -> list[Param]:
+    """A helper's parameters as :class:`Param` (``T* a``, ``const cfloat& z``, ``float v[4]``);
+    a parameter that is not ``words name`` is left out (its uses stay untyped)."""
+    out: list[Param] = []
+    groups = split_commas(significant(list(f.params)))
+    if groups == [[]] or len(groups) == 1 and [t.text for t in groups[0]] == ["void"]:
+        return out
+    for n, group in enumerate(groups):
+        head = group
+        dims = next((k for k, t in enumerate(group) if t.is_punct("[")), None)
+        if dims is not None:
+            head = group[:dims]
+        ids = [t for t in head if t.kind == "id"]
+        if len(ids) < 2 or head[-1].kind != "id":
+            continue
+        words = [t.text for t in ids[:-1] if t.text not in _QUALIFIERS]
+        pointer = dims is not None or any(t.is_punct("*") for t in head)
+        if not words:
+            continue
+        out.append(Param(ids[-1].text, " ".join(words), pointer,
+                         any(t.text == "const" for t in ids), n, ids[-1].line))
+    return out
+
+
+def _helper_params(module: Module, kdef: KernelDef,
+                   binding: Mapping[str, Any]) -> dict[str, list[CType]]:
+    """Each helper's parameter types by name (a helper defined twice, overloaded: left out),
+    under the kernel's bindings, for converting a real argument to a complex parameter."""
+    out: dict[str, list[CType]] = {}
+    seen: set[str] = set()
+    for f in functions_of(module):
+        name = f.name.text
+        if name in seen:
+            out.pop(name, None)
+            continue
+        seen.add(name)
+        params = _params_of(f)
+        if len(params) != len(split_commas(significant(list(f.params)))):
+            continue
+        types = [_param_type(kdef, binding, p) for p in params]
+        if any(t.complex for t in types):
+            out[name] = types
+    return out
+
+
+def _param_type(kdef: KernelDef, binding: Mapping[str, Any], p: Param) -> CType:
+    from ..analysis.c_types import bound_name, pointer_to
+
+    bound = binding.get(p.type) if p.type in kdef.type_vars else None
+    t = scalar(bound_name(bound) if bound is not None else p.type)
+    return pointer_to(t, p.const) if p.pointer else t
+
+
+def _as_kernel(f: FunctionDef, params: list[Param], kdef: KernelDef) -> KernelDef:
+    """A helper as a :class:`KernelDef`, so the typed tree reads its body."""
+    return KernelDef(f.name.text, params, list(f.body), False, f.name.line, kdef.type_vars,
+                     f.name.col, structs=kdef.structs)
+
+
+def _mentions(tokens: Any, kdef: KernelDef, binding: Mapping[str, Any]) -> bool:
+    from ..analysis.c_types import bound_name
+
+    complex_vars = {k for k, v in binding.items() if bound_name(v) in COMPLEX}
+    return any(t.kind == "id" and (t.text in COMPLEX or t.text in complex_vars)
+               for t in tokens)
+
+
+def complex_helpers(module: Module, kdef: KernelDef, binding: Mapping[str, Any],
+                    target: Any) -> Module:
+    """``module`` with the complex arithmetic of its helper functions rewritten as
+    :func:`complex_calls` rewrites the kernel body (``module`` itself where the target
+    needs no rewrite or no helper names a complex type or a type variable bound to one).
+
+    Each helper body is typed with its parameters' declared types and the kernel's
+    bindings; ``return x;`` converts a real ``x`` where the helper returns a complex type.
+    A ``cdouble`` in a helper on a target without ``double`` is a
+    :class:`~portakern.errors.KernelTypeError` naming the helper.
+    """
+    from dataclasses import replace
+
+    from ..analysis.expression_types import TypedBody
+    from ..syntax.tree import parse_body
+
+    helpers = module.helpers
+    found = [f for f in functions_of(module)
+             if _mentions(helpers[f.start:f.end + 1], kdef, binding)]
+    if not target.double:
+        from ..analysis.c_types import bound_name
+
+        doubles = {"cdouble"} | {k for k, v in binding.items() if bound_name(v) == "cdouble"}
+        for f in found:
+            words = [t for t in helpers[f.start:f.end + 1] if t.kind == "id"
+                     and t.text in doubles]
+            if words:
+                raise KernelTypeError(
+                    f"helper {f.name.text}() (line {words[0].line}) uses cdouble "
+                    f"(complex128), but {target.title} has no float64; use cfloat "
+                    f"(complex64) there, or another target")
+    if target.operators and target.constructors or not found:
+        return module
+    params = _helper_params(module, kdef, binding)
+    out = list(helpers)
+    for f in sorted(found, key=lambda f: -f.brace):
+        fake = _as_kernel(f, _params_of(f), kdef)
+        returns = _return_type(module, f, fake, binding)
+        typed = TypedBody(parse_body(fake.body, module.source_map), module, fake, binding)
+        body = _Rewriter(typed, list(fake.body), module, target.operators, params=params,
+                         returns=returns).run()
+        out[f.brace + 1:f.end] = body
+    return replace(module, helpers=out)
+
+
+def _return_type(module: Module, f: FunctionDef, fake: KernelDef,
+                 binding: Mapping[str, Any]) -> CType | None:
+    words = [t.text for t in f.returns(module.helpers) if t.kind == "id"
+             and t.text not in _QUALIFIERS and t.text not in ("static", "inline")]
+    if len(words) != 1 or any(t.is_punct("*") or t.is_punct("&")
+                              for t in f.returns(module.helpers)):
+        return None
+    t = _param_type(fake, binding, Param("", words[0], False, False, 0))
+    return t if t.complex else None
 
 
 def _check_double(kdef: KernelDef, binding: Mapping[str, Any], target: Any) -> None:
@@ -97,7 +236,13 @@ def _check_double(kdef: KernelDef, binding: Mapping[str, Any], target: Any) -> N
 
 
 class _Rewriter:
-    def __init__(self, typed: Any, body: list, module: Module, operators: bool) -> None:
+    def __init__(self, typed: Any, body: list, module: Module, operators: bool, *,
+                 params: Mapping[str, list[CType]] | None = None,
+                 returns: CType | None = None) -> None:
+        #: Helper name -> its parameters' types (a real argument to a complex one converts).
+        self.params = dict(params or {})
+        #: A helper's complex return type (``return x;`` with a real ``x`` converts).
+        self.returns = returns
         #: With operators (Metal), only constructors, conversions and element reads are
         #: rewritten.
         self.operators = operators
@@ -121,16 +266,22 @@ class _Rewriter:
                     n, Member) else None
                 if place is not None:
                     self.places.add(id(place))
+        returned = {id(tree) for node, runs in self.typed.trees.items()
+                    if isinstance(node, Jump) and node.word == "return"
+                    for _, tree in runs if tree is not None}
         spans = []
         for root in roots:
-            if not self.needs(root):
+            converts = self.returns is not None and id(root) in returned and self.widens(
+                root, self.returns)
+            if not converts and not self.needs(root):
                 continue
             span = self.span(root)
             if span is None:
                 raise self.module.source_map.error_at(
                     "complex arithmetic here cannot be rewritten for OpenCL C (no operator "
                     "overloading); call the pk_cfloat_* functions directly", root.first)
-            spans.append((span, self.emit(root)))
+            spans.append((span, self.conv(root, self.returns) if converts  # type: ignore[arg-type]
+                          else self.emit(root)))
         out = list(self.body)
         for (start, end), tokens in sorted(spans, key=lambda s: -s[0][0]):
             out[start:end + 1] = tokens
@@ -152,6 +303,9 @@ class _Rewriter:
             return t.complex and id(node) not in self.places
         if self.operators and isinstance(node, Name):  # a constant T& scalar, a const local
             return t.complex and node in self.typed.resolved and id(node) not in self.places
+        if isinstance(node, Call) and isinstance(node.func, Name) \
+                and node.func.name in self.params:
+            return self._helper_args(node) is not None
         if self.operators and not (isinstance(node, (Cast, Declarator)) or isinstance(
                 node, Assign) and node.op == "=" or isinstance(node, Call) and isinstance(
                 node.func, TypeName)):
@@ -177,6 +331,22 @@ class _Rewriter:
         if isinstance(node, Cast):
             return t.complex
         return False
+
+    def _helper_args(self, node: Call) -> list[CType | None] | None:
+        """Per argument of a helper call, the complex type it converts to (None: as it is);
+        None if no argument converts."""
+        types = self.params[node.func.name]  # type: ignore[union-attr]
+        if len(types) != len(node.args):
+            return None
+        want = [t if t.complex and self.widens(a, t) else None
+                for a, t in zip(node.args, types, strict=True)]
+        return want if any(w is not None for w in want) else None
+
+    def widens(self, node: Expr, want: CType) -> bool:
+        """Whether ``node`` is a real number or another complex type than ``want`` (a value
+        of a type the typed tree does not know stays as written)."""
+        t = self.type_of(node)
+        return (t.arithmetic or t.complex) and t.name != want.name
 
     def converts(self, node: Expr | None, want: CType) -> bool:
         return node is not None and self.type_of(node).name != want.name
@@ -247,6 +417,11 @@ class _Rewriter:
             return self.call(at, f"pk_{t.name}_make",
                              [self.cast(a, t.element) for a in node.args])
         name = node.func.name  # type: ignore[union-attr]
+        if name in self.params:
+            want = self._helper_args(node)
+            assert want is not None
+            return self.call(at, name, [self.emit(a) if w is None else self.conv(a, w)
+                                        for a, w in zip(node.args, want, strict=True)])
         if name == "polar":
             return self.call(at, f"pk_{t.name}_polar",
                              [self.cast(a, t.element) for a in node.args])
@@ -272,10 +447,10 @@ class _Rewriter:
             if want.name == "cdouble":
                 return self.call(node.first, "pk_cdouble_of", [inner])
             return self.call(node.first, "pk_cfloat_make",
-                             [self.cast_tokens(node.first, self.call(node.first, "", [
-                                 *inner, _tok(node.first, "punct", ".re")]), want.element),
-                              self.cast_tokens(node.first, self.call(node.first, "", [
-                                  *inner, _tok(node.first, "punct", ".im")]), want.element)])
+                             [self.cast_tokens(node.first, self.call(node.first, "", [[
+                                 *inner, _tok(node.first, "punct", ".re")]]), want.element),
+                              self.cast_tokens(node.first, self.call(node.first, "", [[
+                                  *inner, _tok(node.first, "punct", ".im")]]), want.element)])
         return self.call(node.first, f"pk_{want.name}_make",
                          [self.cast_tokens(node.first, inner, want.element),
                           [_tok(node.first, "num", "0")]])
