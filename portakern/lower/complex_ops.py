@@ -126,10 +126,11 @@ def _params_of(f: FunctionDef) -> list[Param]:
 
 
 def _helper_params(module: Module, kdef: KernelDef,
-                   binding: Mapping[str, Any]) -> dict[str, list[CType]]:
-    """Each helper's parameter types by name (a helper defined twice, overloaded: left out),
-    under the kernel's bindings, for converting a real argument to a complex parameter."""
-    out: dict[str, list[CType]] = {}
+                   binding: Mapping[str, Any]) -> dict[str, list[tuple[CType, bool]]]:
+    """Each helper's parameters by name (a helper defined twice, overloaded: left out):
+    their types under the kernel's bindings, and whether each is a reference (``cfloat& z``),
+    for converting a real argument to a complex parameter and passing places as they are."""
+    out: dict[str, list[tuple[CType, bool]]] = {}
     seen: set[str] = set()
     for f in functions_of(module):
         name = f.name.text
@@ -138,10 +139,12 @@ def _helper_params(module: Module, kdef: KernelDef,
             continue
         seen.add(name)
         params = _params_of(f)
-        if len(params) != len(split_commas(significant(list(f.params)))):
+        groups = split_commas(significant(list(f.params)))
+        if len(params) != len(groups):
             continue
-        types = [_param_type(kdef, binding, p) for p in params]
-        if any(t.complex for t in types):
+        types = [(_param_type(kdef, binding, p), any(t.is_punct("&") for t in g))
+                 for p, g in zip(params, groups, strict=True)]
+        if any(t.complex for t, _ in types):
             out[name] = types
     return out
 
@@ -237,9 +240,10 @@ def _check_double(kdef: KernelDef, binding: Mapping[str, Any], target: Any) -> N
 
 class _Rewriter:
     def __init__(self, typed: Any, body: list, module: Module, operators: bool, *,
-                 params: Mapping[str, list[CType]] | None = None,
+                 params: Mapping[str, list[tuple[CType, bool]]] | None = None,
                  returns: CType | None = None) -> None:
-        #: Helper name -> its parameters' types (a real argument to a complex one converts).
+        #: Helper name -> its parameters' types, and whether each is a reference (a real
+        #: argument to a complex parameter converts; one for a reference is a place).
         self.params = dict(params or {})
         #: A helper's complex return type (``return x;`` with a real ``x`` converts).
         self.returns = returns
@@ -266,6 +270,10 @@ class _Rewriter:
                     n, Member) else None
                 if place is not None:
                     self.places.add(id(place))
+                if isinstance(n, Call) and isinstance(n.func, Name) and n.func.name in \
+                        self.params and len(n.args) == len(self.params[n.func.name]):
+                    self.places.update(id(a) for a, (_, ref) in zip(
+                        n.args, self.params[n.func.name], strict=True) if ref)
         returned = {id(tree) for node, runs in self.typed.trees.items()
                     if isinstance(node, Jump) and node.word == "return"
                     for _, tree in runs if tree is not None}
@@ -338,8 +346,8 @@ class _Rewriter:
         types = self.params[node.func.name]  # type: ignore[union-attr]
         if len(types) != len(node.args):
             return None
-        want = [t if t.complex and self.widens(a, t) else None
-                for a, t in zip(node.args, types, strict=True)]
+        want = [t if t.complex and not ref and self.widens(a, t) else None
+                for a, (t, ref) in zip(node.args, types, strict=True)]
         return want if any(w is not None for w in want) else None
 
     def widens(self, node: Expr, want: CType) -> bool:
@@ -440,6 +448,16 @@ class _Rewriter:
         """``node`` as a value of complex type ``want``."""
         assert node is not None
         t = self.type_of(node)
+        if not (t.arithmetic or t.complex):
+            span = self.span(node)
+            text = "".join(tok.text for tok in self.body[span[0]:span[1] + 1]) if span else ""
+            raise self.module.source_map.error_at(
+                f"complex arithmetic on {text.strip()!r}, whose type portakern cannot tell "
+                f"(a function-like macro, an unknown function), cannot be rewritten for "
+                f"{'Metal' if self.operators else 'OpenCL C'} (no "
+                f"{'constructors' if self.operators else 'operator overloading'}); "
+                f"give it a typed local first ('{want.name} v = ...;' or 'float v = ...;'), "
+                f"or call the pk_{want.name}_* functions directly", node.first)
         inner = self.emit(node)
         if t.name == want.name:
             return inner
