@@ -349,6 +349,30 @@ def test_helper_widening_cfloat_to_cdouble(backend):
     np.testing.assert_allclose(y, z * w + z, rtol=1e-14)
 
 
+BARRIER_HELPER = """
+void exchange(cfloat* tile, long j, cfloat v) {
+    tile[j] = v * 2.0f;
+    @synchronize();
+}
+@kernel(workgroupsize=64) void swapped(cfloat* y, const cfloat* x) {
+    const long i = @index(Global, Linear);
+    const long j = @index(Local, Linear);
+    @localmem cfloat tile[64];
+    exchange(tile, j, x[i]);
+    y[i] = tile[63 - j] + 1.0f;
+}
+"""
+
+
+def test_helper_with_a_barrier_and_complex_arithmetic(backend):
+    rng = np.random.default_rng(9)
+    n = 256
+    x = _values(rng, n, np.complex64)
+    y, _ = _run(backend, pk.kernel(BARRIER_HELPER), (np.zeros(n, np.complex64), x), n)
+    ref = 2 * x.reshape(-1, 64)[:, ::-1].reshape(-1).astype(np.complex128) + 1
+    np.testing.assert_allclose(y, ref, rtol=1e-6)
+
+
 def test_opencl_rewrites_helper_bodies():
     src = pk.kernel(HELPERS).rendered("opencl", {}, 1).source
     flat = " ".join(src.split())
@@ -407,8 +431,28 @@ def test_helper_rendering_passes_the_compilers_checks():
     if not ok:
         pytest.skip(f"no Metal check here: {why}")
     for source, bindings in [(HELPERS, {}), (GENERIC_HELPER, {"T": "cfloat"}),
-                             (REF_HELPERS, {})]:
+                             (REF_HELPERS, {}), (BARRIER_HELPER, {})]:
         rendered = pk.kernel(source).rendered("metal", bindings, 1)
         check_metal(rendered.source, sources=rendered.sources())
         program = _mlx.build_program(rendered, "metal", cast64=False)
         check_metal(_mlx.translation_unit(program, bindings), sources=rendered.sources())
+
+
+def _docs_helper_example() -> str:
+    from pathlib import Path
+
+    text = (Path(__file__).parent.parent / "docs" / "language.md").read_text()
+    start = text.index("```c\n", text.index("**Helper functions** compute with complex"))
+    return text[start + 5:text.index("```", start + 5)]
+
+
+@pytest.mark.parametrize("dt", [np.complex64, np.complex128])
+def test_the_docs_helper_example_runs_as_written(backend, dt):
+    if dt == np.complex128 and not _complex128_ok(backend):
+        pytest.skip("Metal has no float64 (test_cdouble_in_a_helper_is_refused_on_metal)")
+    rng = np.random.default_rng(10)
+    n = 64
+    x = _values(rng, n, dt)
+    y, _ = _run(backend, pk.kernel(_docs_helper_example()), (np.zeros(n, dt), x), n)
+    z = x.astype(np.complex128)
+    np.testing.assert_allclose(y, np.exp(0.25j) * 3 * z + 6, rtol=1e-5, atol=1e-5)
