@@ -63,7 +63,7 @@ from ..syntax.language import KernelDef, Module, Param
 from ..syntax.tokens import Token, significant, split_commas
 from ..syntax.tree import Jump
 
-__all__ = ["complex_calls", "complex_helpers"]
+__all__ = ["complex_calls", "complex_helpers", "complex_rewrite"]
 
 _OPS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "==": "eq", "!=": "ne"}
 _SIDE_EFFECTS = ("++", "--")
@@ -74,6 +74,14 @@ def _mentions_complex(kdef: KernelDef, binding: Mapping[str, Any]) -> bool:
         return True
     return any(t.kind == "id" and t.text in COMPLEX for t in kdef.body) or any(
         p.type in COMPLEX for p in kdef.params)
+
+
+def complex_rewrite(facts: Any, module: Module, kdef: KernelDef, binding: Mapping[str, Any],
+                    target: Any) -> tuple[Module, KernelDef]:
+    """The module and the kernel with their complex arithmetic rewritten for ``target``:
+    :func:`complex_helpers` and :func:`complex_calls`."""
+    kdef = complex_calls(facts, module, kdef, binding, target)
+    return complex_helpers(module, kdef, binding, target), kdef
 
 
 def complex_calls(facts: Any, module: Module, kdef: KernelDef, binding: Mapping[str, Any],
