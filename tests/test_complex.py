@@ -409,18 +409,45 @@ def test_cdouble_in_a_helper_is_refused_on_metal():
 
 def test_complex_arithmetic_on_an_untyped_value_is_refused():
     src = """#define SQ(a) ((a) * (a))
+#define HALF(a) ((a) / 2)
 cfloat f(cfloat z) {
+    return z + HALF(real(z));
+}
+cfloat g(cfloat z) {
     return z + SQ(z);
+}
+@kernel void k(cfloat* y, const cfloat* x) {
+    const long i = @index(Global, Linear);
+    y[i] = f(x[i]) + g(x[i]);
+}"""
+    with pytest.raises(pk.KernelSyntaxError, match=r"line 4.*'HALF\(real\(z\)\)', whose type "
+                                                   r"portakern cannot tell.*typed local first "
+                                                   r"\('float v = HALF\(real\(z\)\);'"):
+        pk.kernel(src).rendered("opencl", {}, 1)
+    fixed = src.replace("return z + HALF(real(z));", "float v = HALF(real(z));\n    return z + v;")
+    with pytest.raises(pk.KernelSyntaxError, match=r"line 8.*macro SQ\(\) is given a complex "
+                                                   r"value.*write SQ as a helper function"):
+        pk.kernel(fixed).rendered("opencl", {}, 1)
+    # The C++ dialects overload the operators: nothing to rewrite there.
+    assert "z + SQ(z)" in pk.kernel(src).rendered("cuda", {}, 1).source
+
+
+def test_the_fixes_for_untyped_values_run(backend):
+    src = """#define HALF(a) ((a) / 2)
+cfloat sq(cfloat a) { return a * a; }
+cfloat f(cfloat z) {
+    float v = HALF(real(z));
+    return z + v + sq(z);
 }
 @kernel void k(cfloat* y, const cfloat* x) {
     const long i = @index(Global, Linear);
     y[i] = f(x[i]);
 }"""
-    with pytest.raises(pk.KernelSyntaxError, match=r"line 3.*'SQ\(z\)', whose type portakern "
-                                                   r"cannot tell.*typed local first"):
-        pk.kernel(src).rendered("opencl", {}, 1)
-    # The C++ dialects overload the operators: nothing to rewrite there.
-    assert "z + SQ(z)" in pk.kernel(src).rendered("cuda", {}, 1).source
+    rng = np.random.default_rng(11)
+    x = _values(rng, 50, np.complex64)
+    y, _ = _run(backend, pk.kernel(src), (np.zeros(50, np.complex64), x), 50)
+    z = x.astype(np.complex128)
+    np.testing.assert_allclose(y, z + z.real / 2 + z ** 2, rtol=1e-5, atol=1e-6)
 
 
 def test_helper_rendering_passes_the_compilers_checks():

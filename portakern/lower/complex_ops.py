@@ -213,13 +213,15 @@ def complex_helpers(module: Module, kdef: KernelDef, binding: Mapping[str, Any],
     if target.operators and target.constructors or not found:
         return module
     params = _helper_params(module, kdef, binding)
-    out = list(helpers)
-    for f in sorted(found, key=lambda f: -f.brace):
+    bodies = []
+    for f in found:  # in source order: the first refusal is the first in the source
         fake = _as_kernel(f, _params_of(f), kdef)
         returns = _return_type(module, f, fake, binding)
         typed = TypedBody(parse_body(fake.body, module.source_map), module, fake, binding)
-        body = _Rewriter(typed, list(fake.body), module, target.operators, params=params,
-                         returns=returns).run()
+        bodies.append((f, _Rewriter(typed, list(fake.body), module, target.operators,
+                                    params=params, returns=returns).run()))
+    out = list(helpers)
+    for f, body in reversed(bodies):
         out[f.brace + 1:f.end] = body
     return replace(module, helpers=out)
 
@@ -282,6 +284,8 @@ class _Rewriter:
                         self.params and len(n.args) == len(self.params[n.func.name]):
                     self.places.update(id(a) for a, (_, ref) in zip(
                         n.args, self.params[n.func.name], strict=True) if ref)
+        if not self.operators:
+            self._refuse_macros(roots)
         returned = {id(tree) for node, runs in self.typed.trees.items()
                     if isinstance(node, Jump) and node.word == "return"
                     for _, tree in runs if tree is not None}
@@ -295,13 +299,31 @@ class _Rewriter:
             if span is None:
                 raise self.module.source_map.error_at(
                     "complex arithmetic here cannot be rewritten for OpenCL C (no operator "
-                    "overloading); call the pk_cfloat_* functions directly", root.first)
+                    "overloading); write it out with typed locals (cfloat v = ...;)", root.first)
             spans.append((span, self.conv(root, self.returns) if converts  # type: ignore[arg-type]
                           else self.emit(root)))
         out = list(self.body)
         for (start, end), tokens in sorted(spans, key=lambda s: -s[0][0]):
             out[start:end + 1] = tokens
         return out
+
+    def _refuse_macros(self, roots: list) -> None:
+        """A function-like macro given a complex value computes inside the macro, where
+        nothing can be rewritten (OpenCL C)."""
+        from ..syntax.macros import macros_in
+
+        macros = {m.name for m in macros_in(self.module.helpers)
+                  if not m.undef and m.params is not None}
+        for root in roots:
+            for n in walk(root):
+                if isinstance(n, Call) and isinstance(n.func, Name) and n.func.name in macros \
+                        and any(self.type_of(a).complex for a in n.args):
+                    name = n.func.name
+                    raise self.module.source_map.error_at(
+                        f"the macro {name}() is given a complex value: OpenCL C has no "
+                        f"operator overloading and the arithmetic inside a macro cannot be "
+                        f"rewritten into calls; write {name} as a helper function "
+                        f"(cfloat {name.lower()}(cfloat a) {{ return ...; }})", n.first)
 
     def span(self, node: Expr) -> tuple[int, int] | None:
         a, b = self.pos.get(id(node.first)), self.pos.get(id(node.last))
@@ -332,10 +354,10 @@ class _Rewriter:
             return node.op == "-" and t.complex
         if isinstance(node, Assign):
             target = self.type_of(node.target) if node.target else t
-            return target.complex and (node.op != "=" or self.converts(node.value, target))
+            return target.complex and (node.op != "=" or self.widens(node.value, target))
         if isinstance(node, Declarator):
             return t.complex and node.init is not None and not isinstance(node.init, InitList) \
-                and self.converts(node.init, t)
+                and self.widens(node.init, t)
         if isinstance(node, Call):
             if isinstance(node.func, TypeName):
                 return t.complex
@@ -360,12 +382,10 @@ class _Rewriter:
 
     def widens(self, node: Expr, want: CType) -> bool:
         """Whether ``node`` is a real number or another complex type than ``want`` (a value
-        of a type the typed tree does not know stays as written)."""
+        of a type the typed tree does not know, assigned or declared, stays as written: it
+        is taken to be of the declared type)."""
         t = self.type_of(node)
         return (t.arithmetic or t.complex) and t.name != want.name
-
-    def converts(self, node: Expr | None, want: CType) -> bool:
-        return node is not None and self.type_of(node).name != want.name
 
     def needs(self, node: Expr) -> bool:
         return any(self.own(n) for n in walk(node))
@@ -461,11 +481,11 @@ class _Rewriter:
             text = "".join(tok.text for tok in self.body[span[0]:span[1] + 1]) if span else ""
             raise self.module.source_map.error_at(
                 f"complex arithmetic on {text.strip()!r}, whose type portakern cannot tell "
-                f"(a function-like macro, an unknown function), cannot be rewritten for "
+                f"(a macro's or an unknown function's value), cannot be rewritten for "
                 f"{'Metal' if self.operators else 'OpenCL C'} (no "
                 f"{'constructors' if self.operators else 'operator overloading'}); "
-                f"give it a typed local first ('{want.name} v = ...;' or 'float v = ...;'), "
-                f"or call the pk_{want.name}_* functions directly", node.first)
+                f"give it a typed local first ('float v = {text.strip()};' for a real value, "
+                f"'{want.name} v = ...;' for a complex one) and use v", node.first)
         inner = self.emit(node)
         if t.name == want.name:
             return inner
