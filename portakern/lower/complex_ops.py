@@ -195,6 +195,8 @@ def complex_helpers(module: Module, kdef: KernelDef, binding: Mapping[str, Any],
     from ..analysis.expression_types import TypedBody
     from ..syntax.tree import parse_body
 
+    if target.operators and target.constructors and target.double:
+        return module
     helpers = module.helpers
     found = [f for f in functions_of(module)
              if _mentions(helpers[f.start:f.end + 1], kdef, binding)]
