@@ -403,14 +403,14 @@ class Kernel:
                     f"pass arrays that bind them or use kernel.specialize({missing[0]}='float')")
             # Barrier kernels in work-item loops (lockstep), complex operators as calls.
             from .analysis.atomic_checks import check_atomic_types
-            from .lower.complex_ops import complex_calls
+            from .lower.complex_ops import complex_rewrite
             from .lower.lowering import lower_kernel
 
-            check_atomic_types(self.facts(target), module, kdef, target, full)
-            kdef = complex_calls(self.facts(target), module, kdef, full, target_info(target))
-            lockstep = lockstep_for(target, self.facts(target))
-            lowered = lower_kernel(kdef, module, ndim, lockstep=lockstep, debug=self.debug,
-                                   unmasked=unmasked, initcheck=target_info(target).initcheck)
+            facts, info = self.facts(target), target_info(target)
+            check_atomic_types(facts, module, kdef, target, full)
+            module, kdef = complex_rewrite(facts, module, kdef, full, info)
+            lowered = lower_kernel(kdef, module, ndim, lockstep=lockstep_for(target, facts),
+                                   debug=self.debug, unmasked=unmasked, initcheck=info.initcheck)
             hit = render_lowered(lowered, module.helpers, target, full,
                                  self._template.filename, user_source=self._template.source,
                                  **extra)

@@ -204,7 +204,8 @@ def test_cuda_rendering_compiles_to_ptx():
     if not ok:
         pytest.skip(f"no CUDA compiler for the PTX check: {why}")
     for source, bindings in [(MADD, {"T": "cfloat"}), (MADD, {"T": "cdouble"}), (FUNCS, {}),
-                             (ATOMIC, {}), (MIXED, {})]:
+                             (ATOMIC, {}), (MIXED, {}), (HELPERS, {}), (REF_HELPERS, {}),
+                             (GENERIC_HELPER, {"T": "cdouble"}), (DOUBLE_HELPER, {})]:
         kernel = pk.kernel(source)
         ptx = CUDA.compile_check(kernel.rendered("cuda", bindings, 1), "compute_90")
         assert f".entry {kernel.name}(" in ptx
@@ -227,3 +228,258 @@ def test_metal_rendering_passes_the_clang_check():
             continue
         program = _mlx.build_program(rendered, "metal", cast64=False)
         check_metal(_mlx.translation_unit(program, bindings), sources=rendered.sources())
+
+
+# -- helper functions (rewritten on OpenCL and Metal as the kernel body is) ------------------
+
+HELPERS = """
+cfloat twice(cfloat z) { return z * 2.0f + z; }
+cfloat rot(cfloat z, float t) {
+    cfloat w = cfloat(cos(t), sin(t));
+    cfloat acc = 1.0f;
+    acc *= z;
+    acc += w * twice(z);
+    acc -= 0.5f;
+    acc /= cfloat(2.0f, -1.0f);
+    return -acc + conj(w);
+}
+cfloat unit(float t) { return exp(cfloat(0.0f, t)); }
+cfloat one() { return 1.0f; }
+float size(cfloat z) { return abs(z) + real(sqrt(z)) * arg(z); }
+cfloat sum3(const cfloat* a, long i) { return a[i] + a[i + 1] + a[i + 2]; }
+@kernel void helpers(cfloat* out, float* mag, const cfloat* x) {
+    const long i = @index(Global, Linear);
+    out[i * 6 + 0] = twice(x[i]);
+    out[i * 6 + 1] = rot(x[i], 0.25f);
+    out[i * 6 + 2] = unit(real(x[i])) + one();
+    out[i * 6 + 3] = twice(2.0f);
+    out[i * 6 + 4] = sum3(x, i);
+    out[i * 6 + 5] = log(twice(x[i]) == x[i] ? one() : x[i]) / 2;
+    mag[i] = size(x[i]);
+}
+"""
+
+GENERIC_HELPER = """
+T twice(T z) { return z + z * 2; }
+T scaled(T z, float s) { T w = z; w *= s; return twice(w); }
+@kernel void twice_generic(T* y, const T* x) {
+    const long i = @index(Global, Linear);
+    y[i] = scaled(x[i], 0.5f) - twice(x[i]);
+}
+"""
+
+DOUBLE_HELPER = """
+cdouble widen(cfloat z, cdouble w) { cdouble s = z; return s * w + z; }
+@kernel void widened(cdouble* y, const cfloat* x, const cdouble* w) {
+    const long i = @index(Global, Linear);
+    y[i] = widen(x[i], w[i]);
+}
+"""
+
+
+REF_HELPERS = """
+void accumulate(cfloat& z, cfloat v) { z += v * 2; }
+void scale(cfloat* z, float s) { z[0] *= s; *z = *z + cfloat(0.0f, s); }
+@kernel void refs(cfloat* y, const cfloat* x) {
+    const long i = @index(Global, Linear);
+    cfloat t = x[i];
+    accumulate(t, x[i]);
+    scale(&t, 0.5f);
+    y[i] = t;
+    scale(&y[i], 2.0f);
+}
+"""
+
+
+def _helpers_reference(x):
+    z = x.astype(np.complex128)
+    w = np.exp(0.25j)
+    acc = (((1 * z) + w * (3 * z)) - 0.5) / (2 - 1j)
+    rot = -acc + np.conj(w)
+    out = np.stack([3 * z, rot, np.exp(1j * z.real) + 1, np.full(len(z), 6 + 0j),
+                    z + np.roll(z, -1) + np.roll(z, -2), np.log(z) / 2], axis=1)
+    mag = np.abs(z) + np.sqrt(z).real * np.angle(z)
+    return out, mag
+
+
+def test_helpers_with_complex_arithmetic_match_numpy(backend):
+    rng = np.random.default_rng(5)
+    n = 200
+    x = _values(rng, n + 2, np.complex64)
+    out, mag, _ = _run(backend, pk.kernel(HELPERS),
+                       (np.zeros(n * 6, np.complex64), np.zeros(n, np.float32), x), n)
+    ref, ref_mag = _helpers_reference(x)
+    o = out.reshape(n, 6)
+    for j in range(6):
+        np.testing.assert_allclose(o[:, j], ref[:n, j], rtol=2e-5, atol=2e-5,
+                                   err_msg=f"column {j}")
+    np.testing.assert_allclose(mag, ref_mag[:n], rtol=2e-5, atol=2e-5)
+
+
+def test_helpers_taking_references_and_pointers(backend):
+    rng = np.random.default_rng(8)
+    n = 150
+    x = _values(rng, n, np.complex64)
+    y, _ = _run(backend, pk.kernel(REF_HELPERS), (np.zeros(n, np.complex64), x), n)
+    t = 3 * x.astype(np.complex128) * 0.5 + 0.5j
+    np.testing.assert_allclose(y, t * 2 + 2j, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dt", [np.complex64, np.complex128])
+def test_helper_with_a_type_variable_bound_to_complex(backend, dt):
+    if dt == np.complex128 and not _complex128_ok(backend):
+        pytest.skip("Metal has no float64 (test_cdouble_in_a_helper_is_refused_on_metal)")
+    rng = np.random.default_rng(6)
+    n = 300
+    x = _values(rng, n, dt)
+    y, _ = _run(backend, pk.kernel(GENERIC_HELPER), (np.zeros(n, dt), x), n)
+    z = x.astype(np.complex128)
+    np.testing.assert_allclose(y, 3 * (0.5 * z) - 3 * z,
+                               rtol=1e-5 if dt == np.complex64 else 1e-13, atol=1e-6)
+
+
+def test_helper_widening_cfloat_to_cdouble(backend):
+    if not _complex128_ok(backend):
+        pytest.skip("Metal has no float64 (test_cdouble_in_a_helper_is_refused_on_metal)")
+    rng = np.random.default_rng(7)
+    n = 100
+    x, w = _values(rng, n, np.complex64), _values(rng, n, np.complex128)
+    y, _, _ = _run(backend, pk.kernel(DOUBLE_HELPER), (np.zeros(n, np.complex128), x, w), n)
+    z = x.astype(np.complex128)
+    np.testing.assert_allclose(y, z * w + z, rtol=1e-14)
+
+
+BARRIER_HELPER = """
+void exchange(cfloat* tile, long j, cfloat v) {
+    tile[j] = v * 2.0f;
+    @synchronize();
+}
+@kernel(workgroupsize=64) void swapped(cfloat* y, const cfloat* x) {
+    const long i = @index(Global, Linear);
+    const long j = @index(Local, Linear);
+    @localmem cfloat tile[64];
+    exchange(tile, j, x[i]);
+    y[i] = tile[63 - j] + 1.0f;
+}
+"""
+
+
+def test_helper_with_a_barrier_and_complex_arithmetic(backend):
+    rng = np.random.default_rng(9)
+    n = 256
+    x = _values(rng, n, np.complex64)
+    y, _ = _run(backend, pk.kernel(BARRIER_HELPER), (np.zeros(n, np.complex64), x), n)
+    ref = 2 * x.reshape(-1, 64)[:, ::-1].reshape(-1).astype(np.complex128) + 1
+    np.testing.assert_allclose(y, ref, rtol=1e-6)
+
+
+def test_opencl_rewrites_helper_bodies():
+    src = pk.kernel(HELPERS).rendered("opencl", {}, 1).source
+    flat = " ".join(src.split())
+    assert "return pk_cfloat_add(pk_cfloat_mul(z, pk_cfloat_make((float)(2.0f), 0)), z);" \
+        in flat
+    assert "acc = pk_cfloat_mul(acc, z);" in flat
+    assert "cfloat acc = pk_cfloat_make((float)(1.0f), 0);" in flat
+    assert "return pk_cfloat_make((float)(1.0f), 0);" in flat  # a real returned converts
+    assert "twice(pk_cfloat_make((float)(2.0f), 0))" in flat  # a real argument converts
+    generic = pk.kernel(GENERIC_HELPER).rendered("opencl", {"T": "cfloat"}, 1).source
+    assert "return pk_T_add" not in generic and "pk_cfloat_add(z, pk_cfloat_mul(z," in " ".join(
+        generic.split())
+    # Bound to a real type, the same helpers are left as written.
+    real = pk.kernel(GENERIC_HELPER).rendered("opencl", {"T": "float"}, 1).source
+    assert "pk_cfloat" not in real and "return z + z * 2;" in real
+
+
+def test_metal_rewrites_helper_constructors_and_conversions():
+    src = " ".join(pk.kernel(HELPERS).rendered("metal", {}, 1).source.split())
+    assert "cfloat w = pk_cfloat_make((float)(cos(t)), (float)(sin(t)));" in src
+    assert "return pk_cfloat_make((float)(1.0f), 0);" in src
+    assert "return pk_cfloat_ld(&(a[i])) + " in src  # a pointer parameter's element
+    assert "return pk_cfloat_ld(&(z)) * 2.0f + pk_cfloat_ld(&(z));" in src  # operators stay
+
+
+def test_cdouble_in_a_helper_is_refused_on_metal():
+    with pytest.raises(KernelTypeError, match=r"helper widen\(\) \(line 2\) uses cdouble.*"
+                                              r"Metal has no float64.*cfloat"):
+        pk.kernel(DOUBLE_HELPER.replace("cdouble* y", "cfloat* y").replace(
+            "const cdouble* w", "const cfloat* w")).rendered("metal", {}, 1)
+    with pytest.raises(KernelTypeError, match=r"'y' is cdouble"):
+        pk.kernel(GENERIC_HELPER).rendered("metal", {"T": "cdouble"}, 1)
+
+
+def test_complex_arithmetic_on_an_untyped_value_is_refused():
+    src = """#define SQ(a) ((a) * (a))
+#define HALF(a) ((a) / 2)
+cfloat f(cfloat z) {
+    return z + HALF(real(z));
+}
+cfloat g(cfloat z) {
+    return z + SQ(z);
+}
+@kernel void k(cfloat* y, const cfloat* x) {
+    const long i = @index(Global, Linear);
+    y[i] = f(x[i]) + g(x[i]);
+}"""
+    with pytest.raises(pk.KernelSyntaxError, match=r"line 4.*'HALF\(real\(z\)\)', whose type "
+                                                   r"portakern cannot tell.*typed local first "
+                                                   r"\('float v = HALF\(real\(z\)\);'"):
+        pk.kernel(src).rendered("opencl", {}, 1)
+    fixed = src.replace("return z + HALF(real(z));", "float v = HALF(real(z));\n    return z + v;")
+    with pytest.raises(pk.KernelSyntaxError, match=r"line 8.*macro SQ\(\) is given a complex "
+                                                   r"value.*write SQ as a helper function"):
+        pk.kernel(fixed).rendered("opencl", {}, 1)
+    # The C++ dialects overload the operators: nothing to rewrite there.
+    assert "z + SQ(z)" in pk.kernel(src).rendered("cuda", {}, 1).source
+
+
+def test_the_fixes_for_untyped_values_run(backend):
+    src = """#define HALF(a) ((a) / 2)
+cfloat sq(cfloat a) { return a * a; }
+cfloat f(cfloat z) {
+    float v = HALF(real(z));
+    return z + v + sq(z);
+}
+@kernel void k(cfloat* y, const cfloat* x) {
+    const long i = @index(Global, Linear);
+    y[i] = f(x[i]);
+}"""
+    rng = np.random.default_rng(11)
+    x = _values(rng, 50, np.complex64)
+    y, _ = _run(backend, pk.kernel(src), (np.zeros(50, np.complex64), x), 50)
+    z = x.astype(np.complex128)
+    np.testing.assert_allclose(y, z + z.real / 2 + z ** 2, rtol=1e-5, atol=1e-6)
+
+
+def test_helper_rendering_passes_the_compilers_checks():
+    from portakern.backends import _mlx
+    from portakern.checks.metal import check_metal, metal_check_available
+
+    ok, why = metal_check_available()
+    if not ok:
+        pytest.skip(f"no Metal check here: {why}")
+    for source, bindings in [(HELPERS, {}), (GENERIC_HELPER, {"T": "cfloat"}),
+                             (REF_HELPERS, {}), (BARRIER_HELPER, {})]:
+        rendered = pk.kernel(source).rendered("metal", bindings, 1)
+        check_metal(rendered.source, sources=rendered.sources())
+        program = _mlx.build_program(rendered, "metal", cast64=False)
+        check_metal(_mlx.translation_unit(program, bindings), sources=rendered.sources())
+
+
+def _docs_helper_example() -> str:
+    from pathlib import Path
+
+    text = (Path(__file__).parent.parent / "docs" / "language.md").read_text()
+    start = text.index("```c\n", text.index("**Helper functions** compute with complex"))
+    return text[start + 5:text.index("```", start + 5)]
+
+
+@pytest.mark.parametrize("dt", [np.complex64, np.complex128])
+def test_the_docs_helper_example_runs_as_written(backend, dt):
+    if dt == np.complex128 and not _complex128_ok(backend):
+        pytest.skip("Metal has no float64 (test_cdouble_in_a_helper_is_refused_on_metal)")
+    rng = np.random.default_rng(10)
+    n = 64
+    x = _values(rng, n, dt)
+    y, _ = _run(backend, pk.kernel(_docs_helper_example()), (np.zeros(n, dt), x), n)
+    z = x.astype(np.complex128)
+    np.testing.assert_allclose(y, np.exp(0.25j) * 3 * z + 6, rtol=1e-5, atol=1e-5)

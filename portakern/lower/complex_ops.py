@@ -25,8 +25,13 @@ address (``pk_cfloat_ld(&x[i])``: a struct in device or constant memory is not c
 by-value parameter there).
 
 ``z.re`` and ``z.im`` are the struct's fields on every target, so they stay as written, and
-``@atomic_add(&y[i].re, v)`` is an atomic on a ``float``. Helper functions are not rewritten:
-on OpenCL a helper computes with complex values through the ``pk_<C>_*`` functions itself.
+``@atomic_add(&y[i].re, v)`` is an atomic on a ``float``.
+
+:func:`complex_helpers` does the same to the module's helper functions: each body is typed
+with its parameters' declared types and the kernel's bindings (``T twice(T z)`` with ``T``
+bound to ``cfloat``), and ``return x;`` with a real ``x`` in a helper returning a complex
+type converts it. On both targets a helper call's real argument for a complex parameter
+(``twice(1.0f)``) is converted too.
 """
 
 from __future__ import annotations
@@ -53,10 +58,12 @@ from ..syntax.expressions import (
     children,
     walk,
 )
-from ..syntax.language import KernelDef, Module
-from ..syntax.tokens import Token
+from ..syntax.functions import FunctionDef, functions_of
+from ..syntax.language import KernelDef, Module, Param
+from ..syntax.tokens import Token, significant, split_commas
+from ..syntax.tree import Jump
 
-__all__ = ["complex_calls"]
+__all__ = ["complex_calls", "complex_helpers", "complex_rewrite"]
 
 _OPS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "==": "eq", "!=": "ne"}
 _SIDE_EFFECTS = ("++", "--")
@@ -67,6 +74,14 @@ def _mentions_complex(kdef: KernelDef, binding: Mapping[str, Any]) -> bool:
         return True
     return any(t.kind == "id" and t.text in COMPLEX for t in kdef.body) or any(
         p.type in COMPLEX for p in kdef.params)
+
+
+def complex_rewrite(facts: Any, module: Module, kdef: KernelDef, binding: Mapping[str, Any],
+                    target: Any) -> tuple[Module, KernelDef]:
+    """The module and the kernel with their complex arithmetic rewritten for ``target``:
+    :func:`complex_helpers` and :func:`complex_calls`."""
+    kdef = complex_calls(facts, module, kdef, binding, target)
+    return complex_helpers(module, kdef, binding, target), kdef
 
 
 def complex_calls(facts: Any, module: Module, kdef: KernelDef, binding: Mapping[str, Any],
@@ -82,7 +97,146 @@ def complex_calls(facts: Any, module: Module, kdef: KernelDef, binding: Mapping[
 
     typed = typed_body(facts, module, kdef, dict(binding))
     body = list(kdef.body)
-    return replace(kdef, body=_Rewriter(typed, body, module, target.operators).run())
+    params = _helper_params(module, kdef, binding)
+    return replace(kdef, body=_Rewriter(typed, body, module, target.operators,
+                                        params=params).run())
+
+
+#: Words of a helper parameter's declaration that are not its type.
+_QUALIFIERS = frozenset({"const", "volatile", "restrict", "__restrict", "__restrict__",
+                         "struct", "global", "__global", "local", "__local", "constant",
+                         "__constant", "private", "__private", "device", "threadgroup",
+                         "thread", "register"})
+
+
+def _params_of(f: FunctionDef) -> list[Param]:
+    """A helper's parameters as :class:`Param` (``T* a``, ``const cfloat& z``, ``float v[4]``);
+    a parameter that is not ``words name`` is left out (its uses stay untyped)."""
+    out: list[Param] = []
+    groups = split_commas(significant(list(f.params)))
+    if groups == [[]] or len(groups) == 1 and [t.text for t in groups[0]] == ["void"]:
+        return out
+    for n, group in enumerate(groups):
+        head = group
+        dims = next((k for k, t in enumerate(group) if t.is_punct("[")), None)
+        if dims is not None:
+            head = group[:dims]
+        ids = [t for t in head if t.kind == "id"]
+        if len(ids) < 2 or head[-1].kind != "id":
+            continue
+        words = [t.text for t in ids[:-1] if t.text not in _QUALIFIERS]
+        pointer = dims is not None or any(t.is_punct("*") for t in head)
+        if not words:
+            continue
+        out.append(Param(ids[-1].text, " ".join(words), pointer,
+                         any(t.text == "const" for t in ids), n, ids[-1].line))
+    return out
+
+
+def _helper_params(module: Module, kdef: KernelDef,
+                   binding: Mapping[str, Any]) -> dict[str, list[tuple[CType, bool]]]:
+    """Each helper's parameters by name (a helper defined twice, overloaded: left out):
+    their types under the kernel's bindings, and whether each is a reference (``cfloat& z``),
+    for converting a real argument to a complex parameter and passing places as they are."""
+    out: dict[str, list[tuple[CType, bool]]] = {}
+    seen: set[str] = set()
+    for f in functions_of(module):
+        name = f.name.text
+        if name in seen:
+            out.pop(name, None)
+            continue
+        seen.add(name)
+        params = _params_of(f)
+        groups = split_commas(significant(list(f.params)))
+        if len(params) != len(groups):
+            continue
+        types = [(_param_type(kdef, binding, p), any(t.is_punct("&") for t in g))
+                 for p, g in zip(params, groups, strict=True)]
+        if any(t.complex for t, _ in types):
+            out[name] = types
+    return out
+
+
+def _param_type(kdef: KernelDef, binding: Mapping[str, Any], p: Param) -> CType:
+    from ..analysis.c_types import bound_name, pointer_to
+
+    bound = binding.get(p.type) if p.type in kdef.type_vars else None
+    t = scalar(bound_name(bound) if bound is not None else p.type)
+    return pointer_to(t, p.const) if p.pointer else t
+
+
+def _as_kernel(f: FunctionDef, params: list[Param], kdef: KernelDef) -> KernelDef:
+    """A helper as a :class:`KernelDef`, so the typed tree reads its body."""
+    return KernelDef(f.name.text, params, list(f.body), False, f.name.line, kdef.type_vars,
+                     f.name.col, structs=kdef.structs)
+
+
+def _mentions(tokens: Any, kdef: KernelDef, binding: Mapping[str, Any]) -> bool:
+    from ..analysis.c_types import bound_name
+
+    complex_vars = {k for k, v in binding.items() if bound_name(v) in COMPLEX}
+    return any(t.kind == "id" and (t.text in COMPLEX or t.text in complex_vars)
+               for t in tokens)
+
+
+def complex_helpers(module: Module, kdef: KernelDef, binding: Mapping[str, Any],
+                    target: Any) -> Module:
+    """``module`` with the complex arithmetic of its helper functions rewritten as
+    :func:`complex_calls` rewrites the kernel body (``module`` itself where the target
+    needs no rewrite or no helper names a complex type or a type variable bound to one).
+
+    Each helper body is typed with its parameters' declared types and the kernel's
+    bindings; ``return x;`` converts a real ``x`` where the helper returns a complex type.
+    A ``cdouble`` in a helper on a target without ``double`` is a
+    :class:`~portakern.errors.KernelTypeError` naming the helper.
+    """
+    from dataclasses import replace
+
+    from ..analysis.expression_types import TypedBody
+    from ..syntax.tree import parse_body
+
+    if target.operators and target.constructors and target.double:
+        return module
+    helpers = module.helpers
+    found = [f for f in functions_of(module)
+             if _mentions(helpers[f.start:f.end + 1], kdef, binding)]
+    if not target.double:
+        from ..analysis.c_types import bound_name
+
+        doubles = {"cdouble"} | {k for k, v in binding.items() if bound_name(v) == "cdouble"}
+        for f in found:
+            words = [t for t in helpers[f.start:f.end + 1] if t.kind == "id"
+                     and t.text in doubles]
+            if words:
+                raise KernelTypeError(
+                    f"helper {f.name.text}() (line {words[0].line}) uses cdouble "
+                    f"(complex128), but {target.title} has no float64; use cfloat "
+                    f"(complex64) there, or another target")
+    if target.operators and target.constructors or not found:
+        return module
+    params = _helper_params(module, kdef, binding)
+    bodies = []
+    for f in found:  # in source order: the first refusal is the first in the source
+        fake = _as_kernel(f, _params_of(f), kdef)
+        returns = _return_type(module, f, fake, binding)
+        typed = TypedBody(parse_body(fake.body, module.source_map), module, fake, binding)
+        bodies.append((f, _Rewriter(typed, list(fake.body), module, target.operators,
+                                    params=params, returns=returns).run()))
+    out = list(helpers)
+    for f, body in reversed(bodies):
+        out[f.brace + 1:f.end] = body
+    return replace(module, helpers=out)
+
+
+def _return_type(module: Module, f: FunctionDef, fake: KernelDef,
+                 binding: Mapping[str, Any]) -> CType | None:
+    words = [t.text for t in f.returns(module.helpers) if t.kind == "id"
+             and t.text not in _QUALIFIERS and t.text not in ("static", "inline")]
+    if len(words) != 1 or any(t.is_punct("*") or t.is_punct("&")
+                              for t in f.returns(module.helpers)):
+        return None
+    t = _param_type(fake, binding, Param("", words[0], False, False, 0))
+    return t if t.complex else None
 
 
 def _check_double(kdef: KernelDef, binding: Mapping[str, Any], target: Any) -> None:
@@ -97,7 +251,14 @@ def _check_double(kdef: KernelDef, binding: Mapping[str, Any], target: Any) -> N
 
 
 class _Rewriter:
-    def __init__(self, typed: Any, body: list, module: Module, operators: bool) -> None:
+    def __init__(self, typed: Any, body: list, module: Module, operators: bool, *,
+                 params: Mapping[str, list[tuple[CType, bool]]] | None = None,
+                 returns: CType | None = None) -> None:
+        #: Helper name -> its parameters' types, and whether each is a reference (a real
+        #: argument to a complex parameter converts; one for a reference is a place).
+        self.params = dict(params or {})
+        #: A helper's complex return type (``return x;`` with a real ``x`` converts).
+        self.returns = returns
         #: With operators (Metal), only constructors, conversions and element reads are
         #: rewritten.
         self.operators = operators
@@ -121,20 +282,50 @@ class _Rewriter:
                     n, Member) else None
                 if place is not None:
                     self.places.add(id(place))
+                if isinstance(n, Call) and isinstance(n.func, Name) and n.func.name in \
+                        self.params and len(n.args) == len(self.params[n.func.name]):
+                    self.places.update(id(a) for a, (_, ref) in zip(
+                        n.args, self.params[n.func.name], strict=True) if ref)
+        if not self.operators:
+            self._refuse_macros(roots)
+        returned = {id(tree) for node, runs in self.typed.trees.items()
+                    if isinstance(node, Jump) and node.word == "return"
+                    for _, tree in runs if tree is not None}
         spans = []
         for root in roots:
-            if not self.needs(root):
+            converts = self.returns is not None and id(root) in returned and self.widens(
+                root, self.returns)
+            if not converts and not self.needs(root):
                 continue
             span = self.span(root)
             if span is None:
                 raise self.module.source_map.error_at(
                     "complex arithmetic here cannot be rewritten for OpenCL C (no operator "
-                    "overloading); call the pk_cfloat_* functions directly", root.first)
-            spans.append((span, self.emit(root)))
+                    "overloading); write it out with typed locals (cfloat v = ...;)", root.first)
+            spans.append((span, self.conv(root, self.returns) if converts  # type: ignore[arg-type]
+                          else self.emit(root)))
         out = list(self.body)
         for (start, end), tokens in sorted(spans, key=lambda s: -s[0][0]):
             out[start:end + 1] = tokens
         return out
+
+    def _refuse_macros(self, roots: list) -> None:
+        """A function-like macro given a complex value computes inside the macro, where
+        nothing can be rewritten (OpenCL C)."""
+        from ..syntax.macros import macros_in
+
+        macros = {m.name for m in macros_in(self.module.helpers)
+                  if not m.undef and m.params is not None}
+        for root in roots:
+            for n in walk(root):
+                if isinstance(n, Call) and isinstance(n.func, Name) and n.func.name in macros \
+                        and any(self.type_of(a).complex for a in n.args):
+                    name = n.func.name
+                    raise self.module.source_map.error_at(
+                        f"the macro {name}() is given a complex value: OpenCL C has no "
+                        f"operator overloading and the arithmetic inside a macro cannot be "
+                        f"rewritten into calls; write {name} as a helper function "
+                        f"(cfloat {name.lower()}(cfloat a) {{ return ...; }})", n.first)
 
     def span(self, node: Expr) -> tuple[int, int] | None:
         a, b = self.pos.get(id(node.first)), self.pos.get(id(node.last))
@@ -152,6 +343,9 @@ class _Rewriter:
             return t.complex and id(node) not in self.places
         if self.operators and isinstance(node, Name):  # a constant T& scalar, a const local
             return t.complex and node in self.typed.resolved and id(node) not in self.places
+        if isinstance(node, Call) and isinstance(node.func, Name) \
+                and node.func.name in self.params:
+            return self._helper_args(node) is not None
         if self.operators and not (isinstance(node, (Cast, Declarator)) or isinstance(
                 node, Assign) and node.op == "=" or isinstance(node, Call) and isinstance(
                 node.func, TypeName)):
@@ -162,10 +356,10 @@ class _Rewriter:
             return node.op == "-" and t.complex
         if isinstance(node, Assign):
             target = self.type_of(node.target) if node.target else t
-            return target.complex and (node.op != "=" or self.converts(node.value, target))
+            return target.complex and (node.op != "=" or self.widens(node.value, target))
         if isinstance(node, Declarator):
             return t.complex and node.init is not None and not isinstance(node.init, InitList) \
-                and self.converts(node.init, t)
+                and self.widens(node.init, t)
         if isinstance(node, Call):
             if isinstance(node.func, TypeName):
                 return t.complex
@@ -178,8 +372,22 @@ class _Rewriter:
             return t.complex
         return False
 
-    def converts(self, node: Expr | None, want: CType) -> bool:
-        return node is not None and self.type_of(node).name != want.name
+    def _helper_args(self, node: Call) -> list[CType | None] | None:
+        """Per argument of a helper call, the complex type it converts to (None: as it is);
+        None if no argument converts."""
+        types = self.params[node.func.name]  # type: ignore[union-attr]
+        if len(types) != len(node.args):
+            return None
+        want = [t if t.complex and not ref and self.widens(a, t) else None
+                for a, (t, ref) in zip(node.args, types, strict=True)]
+        return want if any(w is not None for w in want) else None
+
+    def widens(self, node: Expr, want: CType) -> bool:
+        """Whether ``node`` is a real number or another complex type than ``want`` (a value
+        of a type the typed tree does not know, assigned or declared, stays as written: it
+        is taken to be of the declared type)."""
+        t = self.type_of(node)
+        return (t.arithmetic or t.complex) and t.name != want.name
 
     def needs(self, node: Expr) -> bool:
         return any(self.own(n) for n in walk(node))
@@ -247,6 +455,11 @@ class _Rewriter:
             return self.call(at, f"pk_{t.name}_make",
                              [self.cast(a, t.element) for a in node.args])
         name = node.func.name  # type: ignore[union-attr]
+        if name in self.params:
+            want = self._helper_args(node)
+            assert want is not None
+            return self.call(at, name, [self.emit(a) if w is None else self.conv(a, w)
+                                        for a, w in zip(node.args, want, strict=True)])
         if name == "polar":
             return self.call(at, f"pk_{t.name}_polar",
                              [self.cast(a, t.element) for a in node.args])
@@ -265,6 +478,16 @@ class _Rewriter:
         """``node`` as a value of complex type ``want``."""
         assert node is not None
         t = self.type_of(node)
+        if not (t.arithmetic or t.complex):
+            span = self.span(node)
+            text = "".join(tok.text for tok in self.body[span[0]:span[1] + 1]) if span else ""
+            raise self.module.source_map.error_at(
+                f"complex arithmetic on {text.strip()!r}, whose type portakern cannot tell "
+                f"(a macro's or an unknown function's value), cannot be rewritten for "
+                f"{'Metal' if self.operators else 'OpenCL C'} (no "
+                f"{'constructors' if self.operators else 'operator overloading'}); "
+                f"give it a typed local first ('float v = {text.strip()};' for a real value, "
+                f"'{want.name} v = ...;' for a complex one) and use v", node.first)
         inner = self.emit(node)
         if t.name == want.name:
             return inner
@@ -272,10 +495,10 @@ class _Rewriter:
             if want.name == "cdouble":
                 return self.call(node.first, "pk_cdouble_of", [inner])
             return self.call(node.first, "pk_cfloat_make",
-                             [self.cast_tokens(node.first, self.call(node.first, "", [
-                                 *inner, _tok(node.first, "punct", ".re")]), want.element),
-                              self.cast_tokens(node.first, self.call(node.first, "", [
-                                  *inner, _tok(node.first, "punct", ".im")]), want.element)])
+                             [self.cast_tokens(node.first, self.call(node.first, "", [[
+                                 *inner, _tok(node.first, "punct", ".re")]]), want.element),
+                              self.cast_tokens(node.first, self.call(node.first, "", [[
+                                  *inner, _tok(node.first, "punct", ".im")]]), want.element)])
         return self.call(node.first, f"pk_{want.name}_make",
                          [self.cast_tokens(node.first, inner, want.element),
                           [_tok(node.first, "num", "0")]])
