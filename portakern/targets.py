@@ -153,10 +153,12 @@ METAL_RESERVED_WORDS = frozenset({
     "threadgroup_imageblock", "ray_data", "object_data",
 })
 
-#: OpenCL C keywords that C leaves free: address spaces, access qualifiers, kernel.
+#: OpenCL C keywords that C leaves free: address spaces (OpenCL 2's ``generic`` too),
+#: access qualifiers, kernel.
 OPENCL_RESERVED_WORDS = frozenset({
-    "kernel", "global", "local", "constant", "private", "read_only", "write_only",
+    "kernel", "global", "local", "constant", "private", "generic", "read_only", "write_only",
     "read_write", "pipe", "__kernel", "__global", "__local", "__constant", "__private",
+    "__generic", "__read_only", "__write_only", "__read_write",
 })
 
 _BUILTIN = (

@@ -412,6 +412,13 @@ def test_the_table_is_reached_from_each_target_and_keeps_its_reserved_words():
     for target in TARGETS:
         assert target_info(target).facts() is facts(target)
     assert "threadgroup" in target_info("metal").reserved_words
+    assert "generic" in target_info("opencl").reserved_words  # OpenCL 2's address space
+
+
+def test_a_kernel_named_after_a_reserved_word_is_warned_at_creation():
+    with pytest.warns(pk.PortabilityWarning, match=r"kernel name 'generic' is a reserved "
+                                                   r"word; rename it \(not portable to: OpenCL"):
+        pk.kernel("@kernel void generic(float* y) { y[@index(Global, Linear)] = 1.f; }")
     assert facts("metal").reserved_suffixes == ("_shape", "_strides", "_ndim")
 
 

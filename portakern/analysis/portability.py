@@ -98,6 +98,9 @@ def scan(module: Module, kernel: KernelDef, target: str,
         found += [("reserved", Token("id", p.name, kernel.line, kernel.col),
                    f"parameter {p.name!r} is a reserved word; rename it")
                   for p in kernel.params if p.name in reserved]
+        if kernel.name in reserved:
+            found.append(("reserved", Token("id", kernel.name, kernel.line, kernel.col),
+                          f"kernel name {kernel.name!r} is a reserved word; rename it"))
     found += _facts_issues(module, kernel, body, helpers, target, tree_facts)
     return [Issue((kind, tok.line, tok.col, tok.text), filename, tok.line, tok.col,
                   (target,), message) for kind, tok, message in found]
