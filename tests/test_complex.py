@@ -58,6 +58,17 @@ MIXED = """
 }
 """
 
+NARROW = """
+cfloat half_of(cfloat z) { return z * 0.5f; }
+@kernel void narrow(cfloat* y, const cdouble* w, const cfloat* x) {
+    const long i = @index(Global, Linear);
+    const cdouble a = w[i] + x[i];
+    y[i] = half_of(w[i]) + (cfloat)a + cfloat(x[i] * w[i] - 2.0);
+    cfloat c = w[i];
+    y[i] += c;
+}
+"""
+
 
 def _values(rng, n, dt):
     return (rng.standard_normal(n) + 1j * rng.standard_normal(n)).astype(dt)
@@ -196,6 +207,19 @@ def test_kernels_without_complex_render_unchanged():
 
 # -- the real compilers' checks -------------------------------------------------------------
 
+def test_cdouble_narrows_to_cfloat_like_double_to_float(backend):
+    # A cast, a constructor, an initialisation and a cfloat parameter: on every target.
+    if not _complex128_ok(backend):
+        pytest.skip("Metal has no float64 (test_cdouble_is_refused_on_metal)")
+    rng = np.random.default_rng(5)
+    n = 64
+    w, x = _values(rng, n, np.complex128), _values(rng, n, np.complex64)
+    y, _, _ = _run(backend, pk.kernel(NARROW), (np.zeros(n, np.complex64), w, x), n)
+    want = (w.astype(np.complex64) * np.float32(0.5) + (w + x).astype(np.complex64)
+            + (x * w - 2).astype(np.complex64) + w.astype(np.complex64))
+    np.testing.assert_allclose(y, want, rtol=1e-5)
+
+
 def test_cuda_rendering_compiles_to_ptx():
     from portakern.backends.cuda import CUDA
     from portakern.checks.cuda import cuda_check_available
@@ -205,7 +229,8 @@ def test_cuda_rendering_compiles_to_ptx():
         pytest.skip(f"no CUDA compiler for the PTX check: {why}")
     for source, bindings in [(MADD, {"T": "cfloat"}), (MADD, {"T": "cdouble"}), (FUNCS, {}),
                              (ATOMIC, {}), (MIXED, {}), (HELPERS, {}), (REF_HELPERS, {}),
-                             (GENERIC_HELPER, {"T": "cdouble"}), (DOUBLE_HELPER, {})]:
+                             (GENERIC_HELPER, {"T": "cdouble"}), (DOUBLE_HELPER, {}),
+                             (NARROW, {})]:
         kernel = pk.kernel(source)
         ptx = CUDA.compile_check(kernel.rendered("cuda", bindings, 1), "compute_90")
         assert f".entry {kernel.name}(" in ptx

@@ -24,11 +24,13 @@ static inline double pk_fmax(double a, double b) { return __builtin_isnan(b) || 
 #define fmax pk_fmax
 static inline float pk_chypot(float a, float b) { a = fabs(a); b = fabs(b); const float m = a > b ? a : b, n = a > b ? b : a; if (m == 0.0f || m != m || n != n || m - m != 0.0f) return m + n; const float r = n / m; return m * sqrt(1.0f + r * r); }
 static inline double pk_chypot(double a, double b) { a = fabs(a); b = fabs(b); const double m = a > b ? a : b, n = a > b ? b : a; if (m == 0.0 || m != m || n != n || m - m != 0.0) return m + n; const double r = n / m; return m * sqrt(1.0 + r * r); }
+struct cdouble;
 struct cfloat {
     float re;
     float im;
     cfloat() = default;
     cfloat(float r, float i = 0) : re(r), im(i) {}
+    cfloat(const cdouble& z);
 };
 static inline cfloat pk_cfloat_make(float re, float im) { cfloat z; z.re = re; z.im = im; return z; }
 static inline cfloat operator+(cfloat a, cfloat b) { return pk_cfloat_make(a.re + b.re, a.im + b.im); }
@@ -85,6 +87,7 @@ struct cdouble {
     cdouble(double r, double i = 0) : re(r), im(i) {}
     cdouble(cfloat z) : re(z.re), im(z.im) {}
 };
+inline cfloat::cfloat(const cdouble& z) : re((float)z.re), im((float)z.im) {}
 static inline cdouble pk_cdouble_make(double re, double im) { cdouble z; z.re = re; z.im = im; return z; }
 static inline cdouble pk_cdouble_of(cfloat z) { return pk_cdouble_make(z.re, z.im); }
 static inline cdouble operator+(cdouble a, cdouble b) { return pk_cdouble_make(a.re + b.re, a.im + b.im); }

@@ -2,11 +2,13 @@
 template <typename T, typename L, typename H> __device__ inline T clamp(T x, L lo, H hi) { return x < (T)lo ? (T)lo : (x > (T)hi ? (T)hi : x); }
 __device__ inline float pk_chypot(float a, float b) { a = fabs(a); b = fabs(b); const float m = a > b ? a : b, n = a > b ? b : a; if (m == 0.0f || m != m || n != n || m - m != 0.0f) return m + n; const float r = n / m; return m * sqrt(1.0f + r * r); }
 __device__ inline double pk_chypot(double a, double b) { a = fabs(a); b = fabs(b); const double m = a > b ? a : b, n = a > b ? b : a; if (m == 0.0 || m != m || n != n || m - m != 0.0) return m + n; const double r = n / m; return m * sqrt(1.0 + r * r); }
+struct cdouble;
 struct cfloat {
     float re;
     float im;
     cfloat() = default;
     __host__ __device__ cfloat(float r, float i = 0) : re(r), im(i) {}
+    __host__ __device__ cfloat(const cdouble& z);
 };
 __device__ inline cfloat pk_cfloat_make(float re, float im) { cfloat z; z.re = re; z.im = im; return z; }
 __device__ inline cfloat operator+(cfloat a, cfloat b) { return pk_cfloat_make(a.re + b.re, a.im + b.im); }
@@ -63,6 +65,7 @@ struct cdouble {
     __host__ __device__ cdouble(double r, double i = 0) : re(r), im(i) {}
     __host__ __device__ cdouble(cfloat z) : re(z.re), im(z.im) {}
 };
+__host__ __device__ inline cfloat::cfloat(const cdouble& z) : re((float)z.re), im((float)z.im) {}
 __device__ inline cdouble pk_cdouble_make(double re, double im) { cdouble z; z.re = re; z.im = im; return z; }
 __device__ inline cdouble pk_cdouble_of(cfloat z) { return pk_cdouble_make(z.re, z.im); }
 __device__ inline cdouble operator+(cdouble a, cdouble b) { return pk_cdouble_make(a.re + b.re, a.im + b.im); }
