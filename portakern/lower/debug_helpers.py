@@ -153,8 +153,8 @@ def _where(arg: list, known: dict[str, tuple[str, str, str]]) -> tuple[list, str
 
 
 def _hidden_args(args: list[list], params: list[tuple[str, bool]], ids: list[list],
-                 known: dict[str, tuple[str, str, str]]) -> list:
-    out: list = [Gen("pk_dbg")]
+                 known: dict[str, tuple[str, str, str]], record: str = "pk_dbg") -> list:
+    out: list = [Gen(record)]
     for g in ids:
         out += [Gen(", "), *g]
     for (_, pointer), arg in zip(params, args, strict=False):
@@ -165,7 +165,8 @@ def _hidden_args(args: list[list], params: list[tuple[str, bool]], ids: list[lis
 
 
 def _rewrite_calls(parts: list, helpers: dict[str, list[tuple[str, bool]]],
-                   known: dict[str, tuple[str, str, str]], ids_of, inside: bool) -> list:
+                   known: dict[str, tuple[str, str, str]], ids_of, inside: bool,
+                   record: str = "pk_dbg") -> list:
     """``parts`` with the hidden arguments added to each call of a helper."""
     out: list = []
     depth = 0 if inside else -1
@@ -179,7 +180,8 @@ def _rewrite_calls(parts: list, helpers: dict[str, list[tuple[str, bool]]],
         elif isinstance(it, Call) and any(isinstance(a, list) for a in it.args):
             # User code inside a primitive (a subgroup collective's value, say).
             it = Call(it.macro, tuple(
-                _rewrite_calls(a, helpers, known, ids_of, depth >= 0) if isinstance(a, list)
+                _rewrite_calls(a, helpers, known, ids_of, depth >= 0, record)
+                if isinstance(a, list)
                 else a for a in it.args), it.line, it.col)
         t = _tok(it)
         if t is not None and t.kind == "id" and t.text in helpers:
@@ -187,11 +189,13 @@ def _rewrite_calls(parts: list, helpers: dict[str, list[tuple[str, bool]]],
             j = _next(parts, n + 1)
             if j < len(parts) and _is_tok(parts[j], "(") and not _is_tok(prev, ".", "->", "::"):
                 close = _match_items(parts, j)
-                inner = _rewrite_calls(parts[j + 1:close], helpers, known, ids_of, depth >= 0)
+                inner = _rewrite_calls(parts[j + 1:close], helpers, known, ids_of, depth >= 0,
+                                       record)
                 args = [a for a in _split_top(inner, ",")]
                 if args == [[]] or not _code(inner):
                     args = []
-                hidden = _hidden_args(args, helpers[t.text], ids_of(t.line, depth >= 0), known)
+                hidden = _hidden_args(args, helpers[t.text], ids_of(t.line, depth >= 0), known,
+                                      record)
                 out += parts[n:j + 1] + inner + ([Gen(", ")] if args else []) + hidden
                 out.append(parts[close])
                 n = close + 1
@@ -282,7 +286,7 @@ def check_helpers(parts: list) -> list:
         elif _code(inner):  # (void)
             inner = []
         hidden = Call("debug_helper_params", (positions,), parts[name].line)
-        out += parts[last:open_at + 1] + inner + [hidden]
+        out += _outside(parts[last:name], helpers) + parts[name:open_at + 1] + inner + [hidden]
         if brace < 0:
             out += parts[close:close + 1]
             last = close + 1
@@ -296,4 +300,12 @@ def check_helpers(parts: list) -> list:
                                                          for d in range(3)], True)
         out += parts[close:brace + 1] + rewritten + [parts[end]]
         last = end + 1
-    return out + parts[last:]
+    return out + _outside(parts[last:], helpers)
+
+
+def _outside(parts: list, helpers: dict[str, list[tuple[str, bool]]]) -> list:
+    """Code outside the helper functions (a struct's method bodies) with each helper call
+    passing a null record and unknown extents: no fault record is at hand there, so the
+    helper's subscripts of those pointers run unchecked."""
+    return _rewrite_calls(parts, helpers, {}, lambda line, inside: [[Gen("-1")]] * 3, True,
+                          "0")
