@@ -35,7 +35,6 @@ __all__ = ["HELPER_CODE", "check_helpers", "helper_pointers", "pass_extents"]
 HELPER_CODE = 1 << 20
 
 _BLANK = ("ws", "comment")
-_ASSIGN = frozenset({"=", "+=", "-=", "++", "--"})
 _NOT_FUNCTIONS = frozenset({"if", "for", "while", "switch", "return", "sizeof", "do",
                             "else", "case", "struct", "union", "enum", "typedef"})
 
@@ -223,39 +222,26 @@ def pass_extents(parts: list, helpers: dict[str, list[tuple[str, bool]]],
     return _rewrite_calls(parts, helpers, known, ids_of, inside)
 
 
-def _assigned(body: list, name: str) -> bool:
-    sig = _code(body)
-    for k, t in enumerate(sig):
-        if isinstance(t, Token) and t.kind == "id" and t.text == name:
-            before = sig[k - 1] if k else None
-            after = sig[k + 1] if k + 1 < len(sig) else None
-            if _is_tok(before, ".", "->"):
-                continue
-            if (isinstance(after, Token) and after.kind == "punct" and after.text in _ASSIGN
-                    and not _is_tok(before, "*")) or _is_tok(before, "++", "--"):
-                return True
-    return False
-
-
-def _check_body(body: list, pointers: dict[str, int]) -> list:
-    """A helper body with each subscript of a checked pointer parameter checked."""
+def _check_body(body: list, known: dict[str, tuple[str, str, str]]) -> list:
+    """A helper body with each subscript of a pointer parameter in ``known`` (its offset,
+    extent and fault code) checked."""
     ids = [[Gen(f"pk_dbg_g{d}")] for d in range(3)]
     out: list = []
     n = 0
     while n < len(body):
         it = body[n]
         t = _tok(it)
-        if t is not None and t.kind == "id" and t.text in pointers:
+        if t is not None and t.kind == "id" and t.text in known:
             prev = next((o for o in reversed(_code(out))), None)
             j = _next(body, n + 1)
             if j < len(body) and _is_tok(body[j], "[") and not _is_tok(prev, ".", "->", "::"):
                 close = _match_items(body, j)
-                inner = _check_body(body[j + 1:close], pointers)
-                h = f"pk_dbg_{pointers[t.text]}"
-                index = [Gen(f"{h}_o + ("), *inner, Gen(")")]
-                out += [it, body[j], Gen(f"{h}_n < 0 ? ("), *inner, Gen(") : "),
-                        Call("checked_local", (index, f"{h}_n", f"{h}_c", t.line, *ids), t.line),
-                        Gen(f" - {h}_o"), body[close]]
+                inner = _check_body(body[j + 1:close], known)
+                off, extent, code = known[t.text]
+                index = [Gen(f"{off} + ("), *inner, Gen(")")]
+                out += [it, body[j], Gen(f"{extent} < 0 ? ("), *inner, Gen(") : "),
+                        Call("checked_local", (index, extent, code, t.line, *ids), t.line),
+                        Gen(f" - {off}"), body[close]]
                 n = close + 1
                 continue
         out.append(it)
@@ -263,7 +249,110 @@ def _check_body(body: list, pointers: dict[str, int]) -> list:
     return out
 
 
-def check_helpers(parts: list) -> list:
+def _moves(body: list, name: str, fn: str, filename: str) -> bool:
+    """Whether the helper ``fn`` moves its pointer parameter ``name`` (``a++``, ``a += k``,
+    ``a = a + k``, ``a = &a[k]``): its offset is then tracked. Pointing it at another
+    array (``a = b``) is a :class:`~portakern.errors.KernelSyntaxError` in debug mode."""
+    sig = _code(body)
+    moved = False
+    for k, t in enumerate(sig):
+        if not (isinstance(t, Token) and t.kind == "id" and t.text == name):
+            continue
+        before = sig[k - 1] if k else None
+        after = sig[k + 1] if k + 1 < len(sig) else None
+        if _is_tok(before, ".", "->", "::"):
+            continue
+        if _is_tok(after, "++", "--"):
+            if k + 2 < len(sig) and _is_tok(sig[k + 2], "["):
+                _refuse(fn, name, t, filename, f"subscripts '{name}{after.text}[...]'",
+                        f"write '{name}[k]' and move '{name}' in a statement of its own")
+            moved = True
+        elif _is_tok(before, "++", "--") or _is_tok(after, "+=", "-="):
+            moved = True
+        elif _is_tok(after, "=") and not _is_tok(before, "*"):
+            rhs = []
+            depth = 0
+            for it in sig[k + 2:]:
+                if _is_tok(it, "(", "[", "{"):
+                    depth += 1
+                elif _is_tok(it, ")", "]", "}"):
+                    depth -= 1
+                if depth < 0 or (depth == 0 and _is_tok(it, ";", ",")):
+                    break
+                rhs.append(it)
+            if _where(rhs, {name: ("0", "0", "0")})[1] != "0":
+                _refuse(fn, name, t, filename, "points it at another array",
+                        f"index the other array directly, or give it a pointer variable of "
+                        f"its own (const float* q = ...;) and leave '{name}' as passed")
+            moved = True
+    return moved
+
+
+def _refuse(fn: str, name: str, at: Token, filename: str, what: str, instead: str) -> None:
+    from ..errors import KernelSyntaxError
+
+    raise KernelSyntaxError(
+        f"debug mode: helper {fn!r} {what} with its pointer parameter {name!r}, which debug "
+        f"mode checks only while it stays in the array it was passed (moved by {name}++, "
+        f"{name} += k, {name} = {name} + k) or as a pointer variable declared from it; "
+        f"{instead}", filename, at.line, at.col)
+
+
+def _after_header(code: list) -> bool:
+    """Whether ``code`` ends with the header of a ``for``/``if``/``while``, so a ``*``
+    next starts a statement."""
+    if not code or not _is_tok(code[-1], ")"):
+        return False
+    depth = 0
+    for k in range(len(code) - 1, -1, -1):
+        if _is_tok(code[k], ")"):
+            depth += 1
+        elif _is_tok(code[k], "("):
+            depth -= 1
+            if depth == 0:
+                return k > 0 and _is_tok(code[k - 1], "for", "if", "while")
+    return False
+
+
+def _step_derefs(body: list, pointers: set[str]) -> list:
+    """``*p++`` as ``*(p++, &p[-1])`` (and ``*p--``, ``*++p``, ``*--p`` alike), so the
+    element's subscript is checked once ``p`` has moved."""
+    from ..syntax.parts import is_unary
+
+    out: list = []
+    n = 0
+    while n < len(body):
+        it = body[n]
+        prev = next((o for o in reversed(_code(out))), None)
+        if _is_tok(it, "*") and (prev is None or is_unary([prev, it], 1)
+                                 or _after_header(_code(out))):
+            j = _next(body, n + 1)
+            k = _next(body, j + 1)
+            p = op = None
+            if j < len(body) and k < len(body) and isinstance(body[j], Token) \
+                    and body[j].text in pointers and _is_tok(body[k], "++", "--"):
+                p, op, post = body[j], body[k], True
+            elif j < len(body) and k < len(body) and _is_tok(body[j], "++", "--") \
+                    and isinstance(body[k], Token) and body[k].text in pointers:
+                p, op, post = body[k], body[j], False
+            if p is not None and op is not None:
+                nxt = _next(body, k + 1)
+                if not (nxt < len(body) and _is_tok(body[nxt], "[", "(", ".", "->")):
+                    def tk(text: str, kind: str = "punct") -> Token:
+                        return Token(kind, text, p.line, p.col)
+                    step = [p, op] if post else [op, p]
+                    back = ([tk("-"), tk("1", "num")] if op.text == "++" else [tk("1", "num")]) \
+                        if post else [tk("0", "num")]
+                    out += [it, tk("("), *step, tk(","), tk("&"), p, tk("["), *back, tk("]"),
+                            tk(")")]
+                    n = k + 1
+                    continue
+        out.append(it)
+        n += 1
+    return out
+
+
+def check_helpers(parts: list, filename: str = "<kernel>") -> list:
     """The lowered helper ``parts`` for debug mode: hidden parameters on every helper
     function, its pointer parameters' subscripts checked, its calls passing them on."""
     helpers = helper_pointers(parts)
@@ -278,8 +367,9 @@ def check_helpers(parts: list) -> list:
         positions = tuple(k for k, (_, ptr) in enumerate(params) if ptr)
         end = _match_items(parts, brace) if brace >= 0 else close
         body = parts[brace + 1:end] if brace >= 0 else []
-        checked = {p: k for k, (p, ptr) in enumerate(params)
-                   if ptr and p and not _assigned(body, p)}
+        fn = parts[name].text
+        checked = {p: k for k, (p, ptr) in enumerate(params) if ptr and p}
+        moved = {p for p in checked if _moves(body, p, fn, filename)}
         inner = parts[open_at + 1:close]
         if params:
             inner = [*inner, Gen(", ")]
@@ -291,14 +381,23 @@ def check_helpers(parts: list) -> list:
             out += parts[close:close + 1]
             last = close + 1
             continue
-        known = {p: (f"pk_dbg_{k}_o", f"pk_dbg_{k}_n", f"pk_dbg_{k}_c") for p, k in checked.items()}
-        from .debug_views import rewrite_views  # *(a + i) and *a are a[i] and a[0]
+        known = {p: (f"(pk_dbg_{k}_o + ({p} - pk_dbg_{k}_a))" if p in moved else
+                     f"pk_dbg_{k}_o", f"pk_dbg_{k}_n", f"pk_dbg_{k}_c")
+                 for p, k in checked.items()}
+        from .debug_views import rewrite_views, views_of  # *(a + i) and *a: a[i] and a[0]
 
-        body = rewrite_views(body, set(checked), {})
-        rewritten = _rewrite_calls(_check_body(body, checked), helpers, known,
-                                   lambda line, inside: [[Gen(f"pk_dbg_g{d}")]
-                                                         for d in range(3)], True)
-        out += parts[close:brace + 1] + rewritten + [parts[end]]
+        sig = [t for t in body if isinstance(t, Token) and t.kind not in _BLANK]
+        seen = views_of(sig, set(checked), {p for p, _ in params})
+        for view, origin in seen.items():
+            off, extent, code = known[origin]
+            known[view] = (f"({off} + ({view} - {origin}))", extent, code)
+        body = _step_derefs(body, set(checked) | set(seen))
+        body = rewrite_views(body, set(checked), seen)
+        rewritten = _rewrite_calls(_check_body(body, {p: known[p] for p in checked}), helpers,
+                                   known, lambda line, inside: [[Gen(f"pk_dbg_g{d}")]
+                                                                for d in range(3)], True)
+        origins = [Call("debug_origin", (p, checked[p]), parts[name].line) for p in moved]
+        out += parts[close:brace + 1] + origins + rewritten + [parts[end]]
         last = end + 1
     return out + _outside(parts[last:], helpers)
 
