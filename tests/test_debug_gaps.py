@@ -403,6 +403,11 @@ float pick(const float* a, const float* b, long i) {
     assert "'a'" in text and "debug mode" in text and "pointer variable" in text
     assert info.value.lineno == line_of(source, "a = b;")
     assert "a = b" in pk.kernel(source, debug=False).render("c")  # fine outside debug mode
+    stepped = source.replace("if (i > 2) a = b;\n    return a[i];", "return a++[i];")
+    with pytest.raises(pk.KernelSyntaxError) as info:
+        pk.kernel(stepped, debug=True).render("c")
+    assert "'a++[...]'" in str(info.value) and "write 'a[k]'" in str(info.value)
+    assert info.value.lineno == line_of(stepped, "return a++[i]")
 
 
 METHOD = """
@@ -451,3 +456,22 @@ def test_a_fault_in_a_helper_on_an_empty_array_touches_no_memory(path: Path) -> 
     assert (err.parameter, err.index, err.extent) == ("y", 0, 0) and "it is empty" in str(err)
     assert (big == GUARD).all()
     assert (path.after[0] == GUARD).all() and (path.after[2] == GUARD).all()
+
+
+def test_a_pointer_helper_used_as_a_function_pointer_is_refused_in_debug_mode() -> None:
+    source = """
+float at(const float* p, long i) { return p[i]; }
+float through(const float* x, long i) {
+    float (*f)(const float*, long) = at;
+    return f(x, i);
+}
+@kernel void fptr(float* y, const float* x) {
+    const long i = @index(Global, Linear);
+    y[i] = through(x, i);
+}
+"""
+    with pytest.raises(pk.KernelSyntaxError) as info:
+        pk.kernel(source, debug=True).render("c")
+    assert "'at' is used as a function pointer" in str(info.value)
+    assert info.value.lineno == line_of(source, "= at;")
+    assert "= at;" in pk.kernel(source, debug=False).render("c")

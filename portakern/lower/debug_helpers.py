@@ -16,8 +16,14 @@ subscript ``a[e]`` in the helper is then checked as ``a[o + e]`` against the ext
 fault), so the report names the kernel's array and the index into it; ``*(a + i)`` and
 ``*a`` are ``a[i]`` and ``a[0]`` first (:func:`.debug_views.rewrite_views`).
 
-A pointer parameter the helper assigns (``a = ...``, ``a++``, ``a += k``) is not
-checked: its offset would no longer hold.
+A pointer variable the helper declares from a pointer parameter (``const float* row =
+a + i * n;``, :func:`.debug_views.views_of`) is checked as ``a[(row - a) + (j)]``. A
+pointer parameter the helper moves (``a++``, ``a += k``, ``a = a + k``; ``*a++`` is
+``*(a++, &a[-1])`` first) keeps where it started (``debug_origin``: ``pk_dbg_k_a``), so its
+offset is ``pk_dbg_k_o + (a - pk_dbg_k_a)``. Pointing one at another array (``a = b``),
+``a++[k]`` and a helper named as a function pointer are refused (:class:`KernelSyntaxError`).
+A call in a struct's method body, where no record is at hand, passes a null record and
+unknown extents (:func:`_outside`).
 """
 
 from __future__ import annotations
@@ -264,7 +270,7 @@ def _moves(body: list, name: str, fn: str, filename: str) -> bool:
             continue
         if _is_tok(after, "++", "--"):
             if k + 2 < len(sig) and _is_tok(sig[k + 2], "["):
-                _refuse(fn, name, t, filename, f"subscripts '{name}{after.text}[...]'",
+                _refuse(fn, name, t, filename, f"subscripts '{name}{sig[k + 1].text}[...]'",
                         f"write '{name}[k]' and move '{name}' in a statement of its own")
             moved = True
         elif _is_tok(before, "++", "--") or _is_tok(after, "+=", "-="):
@@ -338,8 +344,9 @@ def _step_derefs(body: list, pointers: set[str]) -> list:
             if p is not None and op is not None:
                 nxt = _next(body, k + 1)
                 if not (nxt < len(body) and _is_tok(body[nxt], "[", "(", ".", "->")):
-                    def tk(text: str, kind: str = "punct") -> Token:
-                        return Token(kind, text, p.line, p.col)
+                    def tk(text: str, kind: str = "punct", at: Token = p) -> Token:
+                        return Token(kind, text, at.line, at.col)
+
                     step = [p, op] if post else [op, p]
                     back = ([tk("-"), tk("1", "num")] if op.text == "++" else [tk("1", "num")]) \
                         if post else [tk("0", "num")]
@@ -358,6 +365,7 @@ def check_helpers(parts: list, filename: str = "<kernel>") -> list:
     helpers = helper_pointers(parts)
     if not helpers:
         return parts
+    _no_function_pointers(parts, helpers, filename)
     out: list = []
     last = 0
     for name, open_at, close, brace in _definitions(parts):
@@ -400,6 +408,25 @@ def check_helpers(parts: list, filename: str = "<kernel>") -> list:
         out += parts[close:brace + 1] + origins + rewritten + [parts[end]]
         last = end + 1
     return out + _outside(parts[last:], helpers)
+
+
+def _no_function_pointers(parts: list, helpers: dict, filename: str) -> None:
+    """A helper that takes the hidden parameters, named other than in a call (``f = at;``,
+    a function pointer), is a :class:`~portakern.errors.KernelSyntaxError`: a call
+    through the pointer could not pass them."""
+    code = _code(parts)
+    for k, t in enumerate(code):
+        if isinstance(t, Token) and t.kind == "id" and t.text in helpers \
+                and not (k + 1 < len(code) and _is_tok(code[k + 1], "(")) \
+                and not (k and _is_tok(code[k - 1], ".", "->", "::")):
+            from ..errors import KernelSyntaxError
+
+            raise KernelSyntaxError(
+                f"debug mode: helper {t.text!r} is used as a function pointer; in debug mode "
+                f"each call of a helper that takes a pointer passes it the array's extent, "
+                f"which a call through a function pointer cannot: call {t.text!r} directly "
+                f"(a switch over the helpers), or leave debug mode off for this kernel",
+                filename, t.line, t.col)
 
 
 def _outside(parts: list, helpers: dict[str, list[tuple[str, bool]]]) -> list:
