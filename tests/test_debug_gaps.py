@@ -475,3 +475,28 @@ float through(const float* x, long i) {
     assert "'at' is used as a function pointer" in str(info.value)
     assert info.value.lineno == line_of(source, "= at;")
     assert "= at;" in pk.kernel(source, debug=False).render("c")
+
+
+HEADER_DEREF = """
+float last(const float* a, long n) {
+    float v = 0.0f;
+    for (long j = 0; j < n; j++) v = *(a + j);
+    return v;
+}
+@kernel void header_deref(float* y, const float* x, const long off) {
+    const long i = @index(Global, Linear);
+    if (i >= 0) *(y + i + off) = last(x, i + 1);
+}
+"""
+
+
+def test_a_dereference_right_after_a_loop_or_if_header_is_checked(path: Path) -> None:
+    k = pk.kernel(HEADER_DEREF, debug=True)
+    x = np.arange(4, dtype=np.float32)
+    path.run(k, np.zeros(4, np.float32), x, np.int64(0), ndrange=4)
+    assert list(path.after[0]) == list(x)
+    with pytest.raises(pk.KernelFaultError) as info:
+        path.run(k, np.zeros(4, np.float32), x, np.int64(1), ndrange=4)
+    err = info.value  # item 3 writes y[4]
+    assert (err.parameter, err.index, err.extent, err.work_item) == ("y", 4, 4, (3,))
+    assert err.lineno == line_of(HEADER_DEREF, "if (i >= 0)")

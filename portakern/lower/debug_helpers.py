@@ -304,26 +304,11 @@ def _refuse(fn: str, name: str, at: Token, filename: str, what: str, instead: st
         f"{instead}", filename, at.line, at.col)
 
 
-def _after_header(code: list) -> bool:
-    """Whether ``code`` ends with the header of a ``for``/``if``/``while``, so a ``*``
-    next starts a statement."""
-    if not code or not _is_tok(code[-1], ")"):
-        return False
-    depth = 0
-    for k in range(len(code) - 1, -1, -1):
-        if _is_tok(code[k], ")"):
-            depth += 1
-        elif _is_tok(code[k], "("):
-            depth -= 1
-            if depth == 0:
-                return k > 0 and _is_tok(code[k - 1], "for", "if", "while")
-    return False
-
-
 def _step_derefs(body: list, pointers: set[str]) -> list:
     """``*p++`` as ``*(p++, &p[-1])`` (and ``*p--``, ``*++p``, ``*--p`` alike), so the
     element's subscript is checked once ``p`` has moved."""
     from ..syntax.parts import is_unary
+    from .debug_views import after_header
 
     out: list = []
     n = 0
@@ -331,7 +316,7 @@ def _step_derefs(body: list, pointers: set[str]) -> list:
         it = body[n]
         prev = next((o for o in reversed(_code(out))), None)
         if _is_tok(it, "*") and (prev is None or is_unary([prev, it], 1)
-                                 or _after_header(_code(out))):
+                                 or after_header(_code(out))):
             j = _next(body, n + 1)
             k = _next(body, j + 1)
             p = op = None

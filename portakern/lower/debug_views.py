@@ -27,8 +27,8 @@ from ..syntax.parts import Call, Gen, is_unary
 from ..syntax.parts import is_tok as _is_tok
 from ..syntax.parts import match_items as _match_items
 
-__all__ = ["check_private", "debug_targets", "private_arrays", "rewrite_views", "views",
-           "views_of"]
+__all__ = ["after_header", "check_private", "debug_targets", "private_arrays", "rewrite_views",
+           "views", "views_of"]
 
 #: Words before ``name[`` that make it a use, not a declaration.
 _USE_WORDS = frozenset({"return", "case", "else", "do", "sizeof", "throw"})
@@ -126,6 +126,22 @@ def _additive(rest: list) -> bool:
     return True
 
 
+def after_header(code: list) -> bool:
+    """Whether ``code`` ends with the header of a ``for``/``if``/``while``, so a ``*``
+    next starts a statement."""
+    if not code or not _is_tok(code[-1], ")"):
+        return False
+    depth = 0
+    for k in range(len(code) - 1, -1, -1):
+        if _is_tok(code[k], ")"):
+            depth += 1
+        elif _is_tok(code[k], "("):
+            depth -= 1
+            if depth == 0:
+                return k > 0 and _is_tok(code[k - 1], "for", "if", "while")
+    return False
+
+
 def _one_term(rest: list) -> bool:
     """Whether ``rest`` has no ``+`` or ``-`` at its top level (``p - rest`` is
     ``p[-(rest)]``), a unary minus first aside."""
@@ -151,7 +167,9 @@ def rewrite_views(parts: list, arrays: set[str], views: dict[str, str]) -> list:
         prev = _last_code(out)
         member = _is_tok(prev, ".", "->", "::")
         if isinstance(it, Token) and it.is_punct("*") \
-                and (prev is None or is_unary([prev, it], 1)):
+                and (prev is None or is_unary([prev, it], 1) or after_header(
+                    [o for o in out if not (isinstance(o, Token) and o.kind in ("ws", "comment"))
+                     and not (isinstance(o, Gen) and not o.text.strip())])):
             j = _skip_blank(parts, n + 1)
             if j < len(parts) and _is_tok(parts[j], "("):
                 close = _match_items(parts, j)
