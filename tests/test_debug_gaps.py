@@ -500,3 +500,29 @@ def test_a_dereference_right_after_a_loop_or_if_header_is_checked(path: Path) ->
     err = info.value  # item 3 writes y[4]
     assert (err.parameter, err.index, err.extent, err.work_item) == ("y", 4, 4, (3,))
     assert err.lineno == line_of(HEADER_DEREF, "if (i >= 0)")
+
+
+PASSED_ON = """
+float get(const float* a, long i) { return a[i]; }
+float via_view(const float* b, long i) {
+    const float* r = b + 2;
+    b++;
+    return get(r, i) + get(b, -1) - b[-1];
+}
+@kernel void passed_on(float* y, const float* x, const long off) {
+    const long i = @index(Global, Linear);
+    y[i] = via_view(x, i + off - 2);
+}
+"""
+
+
+def test_a_helpers_own_pointers_passed_to_another_helper_keep_their_offset(path: Path) -> None:
+    k = pk.kernel(PASSED_ON, debug=True)
+    x = np.arange(8, dtype=np.float32)
+    path.run(k, np.zeros(8, np.float32), x, np.int64(0), ndrange=8)
+    assert list(path.after[0]) == list(x)
+    with pytest.raises(pk.KernelFaultError) as info:
+        path.run(k, np.zeros(8, np.float32), x, np.int64(1), ndrange=8)
+    err = info.value
+    assert (err.parameter, err.index, err.extent, err.work_item) == ("x", 8, 8, (7,))
+    assert err.lineno == line_of(PASSED_ON, "return a[i]")
