@@ -227,7 +227,7 @@ float from_local(const float* t, long k) { return t[k]; }
 
 def test_prototypes_array_parameters_pointer_arithmetic_and_calls_in_macros(path: Path) -> None:
     """A prototype and its definition, ``(void)``, ``*(b + k)`` (checked), a
-    pointer the helper moves (not checked), a @localmem pointer (not checked), and a
+    pointer the helper moves (``*p++``, checked), a @localmem pointer (not checked), and a
     helper called from a macro, together."""
     k = pk.kernel(MIXED, debug=True)
     x = np.arange(8, dtype=np.float32)
