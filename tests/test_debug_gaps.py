@@ -227,7 +227,7 @@ float from_local(const float* t, long k) { return t[k]; }
 
 def test_prototypes_array_parameters_pointer_arithmetic_and_calls_in_macros(path: Path) -> None:
     """A prototype and its definition, ``(void)``, ``*(b + k)`` (checked), a
-    pointer the helper moves (not checked), a @localmem pointer (not checked), and a
+    pointer the helper moves (``*p++``, checked), a @localmem pointer (not checked), and a
     helper called from a macro, together."""
     k = pk.kernel(MIXED, debug=True)
     x = np.arange(8, dtype=np.float32)
@@ -296,3 +296,233 @@ def test_a_macro_defined_under_an_if_is_left_to_the_compiler() -> None:
 """
     text = pk.kernel(source, debug=True).render("c")
     assert "AT(i) = 1.0f;" in text  # ONE expanded; AT, defined under #ifdef, as written
+
+
+HELPER_VIEWS = """
+float row_total(const float* a, long i, long n, long extra) {
+    const float* row = a + i * n;
+    const float* next = row + 1;
+    float s = 0.0f;
+    for (long j = 0; j < n + extra; j++) s += row[j];
+    return s + next[-1] - *row;
+}
+void put_after(float* a, long i, float v) {
+    float* p = a + 1;
+    p[i] = v;
+}
+@kernel void helper_views(float* lo, float* y, float* hi, const float* x, const long extra,
+                          const long woff) {
+    const long i = @index(Global, Linear);
+    put_after(y, i - 1 + woff, row_total(x, i, 4, extra));
+}
+"""
+
+
+def test_a_pointer_a_helper_declares_is_checked_against_the_callers_array(path: Path) -> None:
+    k = pk.kernel(HELPER_VIEWS, debug=True)
+    x = np.arange(12, dtype=np.float32)
+    lo, y, hi = guarded(3)
+    path.run(k, lo, y, hi, x, np.int64(0), np.int64(0), ndrange=3)
+    assert list(path.after[1]) == list(x.reshape(3, 4).sum(1))
+    with pytest.raises(pk.KernelFaultError) as info:  # row 2 reads x[12]
+        path.run(k, lo, y, hi, x, np.int64(1), np.int64(0), ndrange=3)
+    err = info.value
+    assert (err.parameter, err.argument, err.index, err.extent) == ("x", 3, 12, 12)
+    assert err.work_item == (2,) and err.lineno == line_of(HELPER_VIEWS, "s += row[j]")
+    lo, y, hi = guarded(3)
+    with pytest.raises(pk.KernelFaultError) as info:  # item 2 writes y[3] through p
+        path.run(k, lo, y, hi, x, np.int64(0), np.int64(1), ndrange=3)
+    err = info.value
+    assert (err.parameter, err.argument, err.index, err.extent) == ("y", 1, 3, 3)
+    assert err.work_item == (2,) and err.lineno == line_of(HELPER_VIEWS, "p[i] = v")
+    assert (path.after[0] == GUARD).all() and (path.after[2] == GUARD).all()
+
+
+MOVED = """
+void put_moved(float* a, long i, float v) {
+    a += 2;
+    a = a - 1;
+    a[i - 1] = v;
+}
+void put_walk(float* a, long n, float v) {
+    for (long j = 0; j < n; j++) *a++ = v;
+}
+float get_inc(const float* a, long i) {
+    a++;
+    ++a;
+    a--;
+    return a[i - 1] + *(a - 1) - a[-1];
+}
+@kernel void moved(float* lo, float* y, float* hi, float* z, const float* x, const long off,
+                   const long zextra, const long xoff) {
+    const long i = @index(Global, Linear);
+    put_moved(y, i + off, get_inc(x, i + xoff));
+    put_walk(z + 2 * i, 2 + zextra, 1.0f);
+}
+"""
+
+
+def test_a_pointer_parameter_the_helper_moves_is_checked_where_it_points(path: Path) -> None:
+    k = pk.kernel(MOVED, debug=True)
+    x = np.arange(4, dtype=np.float32)
+    lo, y, hi = guarded(4)
+    z = np.zeros(8, np.float32)
+    path.run(k, lo, y, hi, z, x, np.int64(0), np.int64(0), np.int64(0), ndrange=4)
+    assert list(path.after[1]) == list(x) and (path.after[3] == 1).all()
+    cases = [  # (off, zextra, xoff) -> the faulting array, its index, the line
+        ((1, 0, 0), ("y", 1, 4, 4, (3,)), "a[i - 1] = v"),
+        ((0, 1, 0), ("z", 3, 8, 8, (3,)), "*a++ = v"),
+        ((0, 0, 1), ("x", 4, 4, 4, (3,)), "return a[i - 1]"),
+    ]
+    for sizes, (name, argument, index, extent, item), text in cases:
+        lo, y, hi = guarded(4)
+        with pytest.raises(pk.KernelFaultError) as info:
+            path.run(k, lo, y, hi, np.zeros(8, np.float32), x,
+                     *(np.int64(s) for s in sizes), ndrange=4)
+        err = info.value
+        assert (err.parameter, err.argument, err.index, err.extent) == (name, argument, index,
+                                                                        extent)
+        assert err.work_item == item and err.lineno == line_of(MOVED, text)
+        assert (path.after[0] == GUARD).all() and (path.after[2] == GUARD).all()
+
+
+def test_a_pointer_parameter_pointed_at_another_array_is_refused_in_debug_mode() -> None:
+    source = """
+float pick(const float* a, const float* b, long i) {
+    if (i > 2) a = b;
+    return a[i];
+}
+@kernel void repoint(float* y, const float* x, const float* w) {
+    const long i = @index(Global, Linear);
+    y[i] = pick(x, w, i);
+}
+"""
+    with pytest.raises(pk.KernelSyntaxError) as info:
+        pk.kernel(source, debug=True).render("c")
+    text = str(info.value)
+    assert "'a'" in text and "debug mode" in text and "pointer variable" in text
+    assert info.value.lineno == line_of(source, "a = b;")
+    assert "a = b" in pk.kernel(source, debug=False).render("c")  # fine outside debug mode
+    stepped = source.replace("if (i > 2) a = b;\n    return a[i];", "return a++[i];")
+    with pytest.raises(pk.KernelSyntaxError) as info:
+        pk.kernel(stepped, debug=True).render("c")
+    assert "'a++[...]'" in str(info.value) and "write 'a[k]'" in str(info.value)
+    assert info.value.lineno == line_of(stepped, "return a++[i]")
+
+
+METHOD = """
+float at(const float* p, long i) { return p[i]; }
+struct Acc {
+    float s;
+    float add(float v) {
+        float pair[2] = {v, 2.0f * v};
+        s += at(pair, 1);
+        return s;
+    }
+};
+@kernel void method_call(float* y, const float* x) {
+    const long i = @index(Global, Linear);
+    Acc acc;
+    acc.s = 1.0f;
+    y[i] = acc.add(x[i]) + at(x, i);
+}
+"""
+
+
+def test_a_helper_called_from_a_struct_method_builds_in_debug_mode(path: Path) -> None:
+    if path.where == "pocl":
+        pytest.skip("OpenCL C has no struct methods")
+    if path.where == "metal":
+        pytest.skip("on Metal a pointer helper called from a struct method does not build "
+                    "outside debug mode either (its address space is not inferred there)")
+    k = pk.kernel(METHOD, debug=True)
+    x = np.arange(4, dtype=np.float32)
+    path.run(k, np.zeros(4, np.float32), x, ndrange=4)
+    assert list(path.after[0]) == list(1 + 3 * x)
+
+
+def test_a_fault_in_a_helper_on_an_empty_array_touches_no_memory(path: Path) -> None:
+    k = pk.kernel(HELPER, debug=True)
+    big = np.full(8, GUARD, np.float32)
+    empty = big[4:4]
+    lo, _, hi = guarded(0)
+    with pytest.raises(pk.KernelFaultError) as info:
+        if path.where == "native":  # host memory: the empty view of `big` itself goes in
+            path.after = [lo, empty, hi, None]
+            k(path.backend)(lo, empty, hi, np.int64(0), ndrange=1)
+        else:
+            path.run(k, lo, empty, hi, np.int64(0), ndrange=1)
+    err = info.value
+    assert (err.parameter, err.index, err.extent) == ("y", 0, 0) and "it is empty" in str(err)
+    assert (big == GUARD).all()
+    assert (path.after[0] == GUARD).all() and (path.after[2] == GUARD).all()
+
+
+def test_a_pointer_helper_used_as_a_function_pointer_is_refused_in_debug_mode() -> None:
+    source = """
+float at(const float* p, long i) { return p[i]; }
+float through(const float* x, long i) {
+    float (*f)(const float*, long) = at;
+    return f(x, i);
+}
+@kernel void fptr(float* y, const float* x) {
+    const long i = @index(Global, Linear);
+    y[i] = through(x, i);
+}
+"""
+    with pytest.raises(pk.KernelSyntaxError) as info:
+        pk.kernel(source, debug=True).render("c")
+    assert "'at' is used as a function pointer" in str(info.value)
+    assert info.value.lineno == line_of(source, "= at;")
+    assert "= at;" in pk.kernel(source, debug=False).render("c")
+
+
+HEADER_DEREF = """
+float last(const float* a, long n) {
+    float v = 0.0f;
+    for (long j = 0; j < n; j++) v = *(a + j);
+    return v;
+}
+@kernel void header_deref(float* y, const float* x, const long off) {
+    const long i = @index(Global, Linear);
+    if (i >= 0) *(y + i + off) = last(x, i + 1);
+}
+"""
+
+
+def test_a_dereference_right_after_a_loop_or_if_header_is_checked(path: Path) -> None:
+    k = pk.kernel(HEADER_DEREF, debug=True)
+    x = np.arange(4, dtype=np.float32)
+    path.run(k, np.zeros(4, np.float32), x, np.int64(0), ndrange=4)
+    assert list(path.after[0]) == list(x)
+    with pytest.raises(pk.KernelFaultError) as info:
+        path.run(k, np.zeros(4, np.float32), x, np.int64(1), ndrange=4)
+    err = info.value  # item 3 writes y[4]
+    assert (err.parameter, err.index, err.extent, err.work_item) == ("y", 4, 4, (3,))
+    assert err.lineno == line_of(HEADER_DEREF, "if (i >= 0)")
+
+
+PASSED_ON = """
+float get(const float* a, long i) { return a[i]; }
+float via_view(const float* b, long i) {
+    const float* r = b + 2;
+    b++;
+    return get(r, i) + get(b, -1) - b[-1];
+}
+@kernel void passed_on(float* y, const float* x, const long off) {
+    const long i = @index(Global, Linear);
+    y[i] = via_view(x, i + off - 2);
+}
+"""
+
+
+def test_a_helpers_own_pointers_passed_to_another_helper_keep_their_offset(path: Path) -> None:
+    k = pk.kernel(PASSED_ON, debug=True)
+    x = np.arange(8, dtype=np.float32)
+    path.run(k, np.zeros(8, np.float32), x, np.int64(0), ndrange=8)
+    assert list(path.after[0]) == list(x)
+    with pytest.raises(pk.KernelFaultError) as info:
+        path.run(k, np.zeros(8, np.float32), x, np.int64(1), ndrange=8)
+    err = info.value
+    assert (err.parameter, err.index, err.extent, err.work_item) == ("x", 8, 8, (7,))
+    assert err.lineno == line_of(PASSED_ON, "return a[i]")

@@ -205,6 +205,17 @@ def launch_checked(backend: Any, kernel: Any, kdef: Any, compiled: Any, launch_a
     """
     _, global_size, local_size, sizes = plan
     record = new_record(kdef.params, {k: info.shape for k, info in infos.items()})
+    spare = []
+    for k, info in infos.items():
+        if k < len(launch_args) and 0 in info.shape:
+            # An empty array: a faulting access in a helper goes to element 0 of the
+            # array it points into, so that element is a spare one-element array's.
+            try:
+                cell = backend.zeros((1,), info.dtype)
+            except (TypeError, ValueError):  # a dtype the backend makes no arrays of
+                continue
+            spare.append(cell)  # alive until the launch is checked
+            launch_args[k] = backend.array_info(cell).handle
     array, handle = record_handle(backend, record)
     launch_args.append(handle)
     launch_args.extend(sizes)

@@ -16,8 +16,14 @@ subscript ``a[e]`` in the helper is then checked as ``a[o + e]`` against the ext
 fault), so the report names the kernel's array and the index into it; ``*(a + i)`` and
 ``*a`` are ``a[i]`` and ``a[0]`` first (:func:`.debug_views.rewrite_views`).
 
-A pointer parameter the helper assigns (``a = ...``, ``a++``, ``a += k``) is not
-checked: its offset would no longer hold.
+A pointer variable the helper declares from a pointer parameter (``const float* row =
+a + i * n;``, :func:`.debug_views.views_of`) is checked as ``a[(row - a) + (j)]``. A
+pointer parameter the helper moves (``a++``, ``a += k``, ``a = a + k``; ``*a++`` is
+``*(a++, &a[-1])`` first) keeps where it started (``debug_origin``: ``pk_dbg_k_a``), so its
+offset is ``pk_dbg_k_o + (a - pk_dbg_k_a)``. Pointing one at another array (``a = b``),
+``a++[k]`` and a helper named as a function pointer are refused (:class:`KernelSyntaxError`).
+A call in a struct's method body, where no record is at hand, passes a null record and
+unknown extents (:func:`_outside`).
 """
 
 from __future__ import annotations
@@ -35,7 +41,6 @@ __all__ = ["HELPER_CODE", "check_helpers", "helper_pointers", "pass_extents"]
 HELPER_CODE = 1 << 20
 
 _BLANK = ("ws", "comment")
-_ASSIGN = frozenset({"=", "+=", "-=", "++", "--"})
 _NOT_FUNCTIONS = frozenset({"if", "for", "while", "switch", "return", "sizeof", "do",
                             "else", "case", "struct", "union", "enum", "typedef"})
 
@@ -153,8 +158,8 @@ def _where(arg: list, known: dict[str, tuple[str, str, str]]) -> tuple[list, str
 
 
 def _hidden_args(args: list[list], params: list[tuple[str, bool]], ids: list[list],
-                 known: dict[str, tuple[str, str, str]]) -> list:
-    out: list = [Gen("pk_dbg")]
+                 known: dict[str, tuple[str, str, str]], record: str = "pk_dbg") -> list:
+    out: list = [Gen(record)]
     for g in ids:
         out += [Gen(", "), *g]
     for (_, pointer), arg in zip(params, args, strict=False):
@@ -165,7 +170,8 @@ def _hidden_args(args: list[list], params: list[tuple[str, bool]], ids: list[lis
 
 
 def _rewrite_calls(parts: list, helpers: dict[str, list[tuple[str, bool]]],
-                   known: dict[str, tuple[str, str, str]], ids_of, inside: bool) -> list:
+                   known: dict[str, tuple[str, str, str]], ids_of, inside: bool,
+                   record: str = "pk_dbg") -> list:
     """``parts`` with the hidden arguments added to each call of a helper."""
     out: list = []
     depth = 0 if inside else -1
@@ -179,7 +185,8 @@ def _rewrite_calls(parts: list, helpers: dict[str, list[tuple[str, bool]]],
         elif isinstance(it, Call) and any(isinstance(a, list) for a in it.args):
             # User code inside a primitive (a subgroup collective's value, say).
             it = Call(it.macro, tuple(
-                _rewrite_calls(a, helpers, known, ids_of, depth >= 0) if isinstance(a, list)
+                _rewrite_calls(a, helpers, known, ids_of, depth >= 0, record)
+                if isinstance(a, list)
                 else a for a in it.args), it.line, it.col)
         t = _tok(it)
         if t is not None and t.kind == "id" and t.text in helpers:
@@ -187,11 +194,13 @@ def _rewrite_calls(parts: list, helpers: dict[str, list[tuple[str, bool]]],
             j = _next(parts, n + 1)
             if j < len(parts) and _is_tok(parts[j], "(") and not _is_tok(prev, ".", "->", "::"):
                 close = _match_items(parts, j)
-                inner = _rewrite_calls(parts[j + 1:close], helpers, known, ids_of, depth >= 0)
+                inner = _rewrite_calls(parts[j + 1:close], helpers, known, ids_of, depth >= 0,
+                                       record)
                 args = [a for a in _split_top(inner, ",")]
                 if args == [[]] or not _code(inner):
                     args = []
-                hidden = _hidden_args(args, helpers[t.text], ids_of(t.line, depth >= 0), known)
+                hidden = _hidden_args(args, helpers[t.text], ids_of(t.line, depth >= 0), known,
+                                      record)
                 out += parts[n:j + 1] + inner + ([Gen(", ")] if args else []) + hidden
                 out.append(parts[close])
                 n = close + 1
@@ -219,39 +228,26 @@ def pass_extents(parts: list, helpers: dict[str, list[tuple[str, bool]]],
     return _rewrite_calls(parts, helpers, known, ids_of, inside)
 
 
-def _assigned(body: list, name: str) -> bool:
-    sig = _code(body)
-    for k, t in enumerate(sig):
-        if isinstance(t, Token) and t.kind == "id" and t.text == name:
-            before = sig[k - 1] if k else None
-            after = sig[k + 1] if k + 1 < len(sig) else None
-            if _is_tok(before, ".", "->"):
-                continue
-            if (isinstance(after, Token) and after.kind == "punct" and after.text in _ASSIGN
-                    and not _is_tok(before, "*")) or _is_tok(before, "++", "--"):
-                return True
-    return False
-
-
-def _check_body(body: list, pointers: dict[str, int]) -> list:
-    """A helper body with each subscript of a checked pointer parameter checked."""
+def _check_body(body: list, known: dict[str, tuple[str, str, str]]) -> list:
+    """A helper body with each subscript of a pointer parameter in ``known`` (its offset,
+    extent and fault code) checked."""
     ids = [[Gen(f"pk_dbg_g{d}")] for d in range(3)]
     out: list = []
     n = 0
     while n < len(body):
         it = body[n]
         t = _tok(it)
-        if t is not None and t.kind == "id" and t.text in pointers:
+        if t is not None and t.kind == "id" and t.text in known:
             prev = next((o for o in reversed(_code(out))), None)
             j = _next(body, n + 1)
             if j < len(body) and _is_tok(body[j], "[") and not _is_tok(prev, ".", "->", "::"):
                 close = _match_items(body, j)
-                inner = _check_body(body[j + 1:close], pointers)
-                h = f"pk_dbg_{pointers[t.text]}"
-                index = [Gen(f"{h}_o + ("), *inner, Gen(")")]
-                out += [it, body[j], Gen(f"{h}_n < 0 ? ("), *inner, Gen(") : "),
-                        Call("checked_local", (index, f"{h}_n", f"{h}_c", t.line, *ids), t.line),
-                        Gen(f" - {h}_o"), body[close]]
+                inner = _check_body(body[j + 1:close], known)
+                off, extent, code = known[t.text]
+                index = [Gen(f"{off} + ("), *inner, Gen(")")]
+                out += [it, body[j], Gen(f"{extent} < 0 ? ("), *inner, Gen(") : "),
+                        Call("checked_local", (index, extent, code, t.line, *ids), t.line),
+                        Gen(f" - {off}"), body[close]]
                 n = close + 1
                 continue
         out.append(it)
@@ -259,12 +255,102 @@ def _check_body(body: list, pointers: dict[str, int]) -> list:
     return out
 
 
-def check_helpers(parts: list) -> list:
+def _moves(body: list, name: str, fn: str, filename: str) -> bool:
+    """Whether the helper ``fn`` moves its pointer parameter ``name`` (``a++``, ``a += k``,
+    ``a = a + k``, ``a = &a[k]``): its offset is then tracked. Pointing it at another
+    array (``a = b``) is a :class:`~portakern.errors.KernelSyntaxError` in debug mode."""
+    sig = _code(body)
+    moved = False
+    for k, t in enumerate(sig):
+        if not (isinstance(t, Token) and t.kind == "id" and t.text == name):
+            continue
+        before = sig[k - 1] if k else None
+        after = sig[k + 1] if k + 1 < len(sig) else None
+        if _is_tok(before, ".", "->", "::"):
+            continue
+        if _is_tok(after, "++", "--"):
+            if k + 2 < len(sig) and _is_tok(sig[k + 2], "["):
+                _refuse(fn, name, t, filename, f"subscripts '{name}{sig[k + 1].text}[...]'",
+                        f"write '{name}[k]' and move '{name}' in a statement of its own")
+            moved = True
+        elif _is_tok(before, "++", "--") or _is_tok(after, "+=", "-="):
+            moved = True
+        elif _is_tok(after, "=") and not _is_tok(before, "*"):
+            rhs = []
+            depth = 0
+            for it in sig[k + 2:]:
+                if _is_tok(it, "(", "[", "{"):
+                    depth += 1
+                elif _is_tok(it, ")", "]", "}"):
+                    depth -= 1
+                if depth < 0 or (depth == 0 and _is_tok(it, ";", ",")):
+                    break
+                rhs.append(it)
+            if _where(rhs, {name: ("0", "0", "0")})[1] != "0":
+                _refuse(fn, name, t, filename, "points it at another array",
+                        f"index the other array directly, or give it a pointer variable of "
+                        f"its own (const float* q = ...;) and leave '{name}' as passed")
+            moved = True
+    return moved
+
+
+def _refuse(fn: str, name: str, at: Token, filename: str, what: str, instead: str) -> None:
+    from ..errors import KernelSyntaxError
+
+    raise KernelSyntaxError(
+        f"debug mode: helper {fn!r} {what} with its pointer parameter {name!r}, which debug "
+        f"mode checks only while it stays in the array it was passed (moved by {name}++, "
+        f"{name} += k, {name} = {name} + k) or as a pointer variable declared from it; "
+        f"{instead}", filename, at.line, at.col)
+
+
+def _step_derefs(body: list, pointers: set[str]) -> list:
+    """``*p++`` as ``*(p++, &p[-1])`` (and ``*p--``, ``*++p``, ``*--p`` alike), so the
+    element's subscript is checked once ``p`` has moved."""
+    from ..syntax.parts import is_unary
+    from .debug_views import after_header
+
+    out: list = []
+    n = 0
+    while n < len(body):
+        it = body[n]
+        prev = next((o for o in reversed(_code(out))), None)
+        if _is_tok(it, "*") and (prev is None or is_unary([prev, it], 1)
+                                 or after_header(_code(out))):
+            j = _next(body, n + 1)
+            k = _next(body, j + 1)
+            p = op = None
+            if j < len(body) and k < len(body) and isinstance(body[j], Token) \
+                    and body[j].text in pointers and _is_tok(body[k], "++", "--"):
+                p, op, post = body[j], body[k], True
+            elif j < len(body) and k < len(body) and _is_tok(body[j], "++", "--") \
+                    and isinstance(body[k], Token) and body[k].text in pointers:
+                p, op, post = body[k], body[j], False
+            if p is not None and op is not None:
+                nxt = _next(body, k + 1)
+                if not (nxt < len(body) and _is_tok(body[nxt], "[", "(", ".", "->")):
+                    def tk(text: str, kind: str = "punct", at: Token = p) -> Token:
+                        return Token(kind, text, at.line, at.col)
+
+                    step = [p, op] if post else [op, p]
+                    back = ([tk("-"), tk("1", "num")] if op.text == "++" else [tk("1", "num")]) \
+                        if post else [tk("0", "num")]
+                    out += [it, tk("("), *step, tk(","), tk("&"), p, tk("["), *back, tk("]"),
+                            tk(")")]
+                    n = k + 1
+                    continue
+        out.append(it)
+        n += 1
+    return out
+
+
+def check_helpers(parts: list, filename: str = "<kernel>") -> list:
     """The lowered helper ``parts`` for debug mode: hidden parameters on every helper
     function, its pointer parameters' subscripts checked, its calls passing them on."""
     helpers = helper_pointers(parts)
     if not helpers:
         return parts
+    _no_function_pointers(parts, helpers, filename)
     out: list = []
     last = 0
     for name, open_at, close, brace in _definitions(parts):
@@ -274,26 +360,63 @@ def check_helpers(parts: list) -> list:
         positions = tuple(k for k, (_, ptr) in enumerate(params) if ptr)
         end = _match_items(parts, brace) if brace >= 0 else close
         body = parts[brace + 1:end] if brace >= 0 else []
-        checked = {p: k for k, (p, ptr) in enumerate(params)
-                   if ptr and p and not _assigned(body, p)}
+        fn = parts[name].text
+        checked = {p: k for k, (p, ptr) in enumerate(params) if ptr and p}
+        moved = {p for p in checked if _moves(body, p, fn, filename)}
         inner = parts[open_at + 1:close]
         if params:
             inner = [*inner, Gen(", ")]
         elif _code(inner):  # (void)
             inner = []
         hidden = Call("debug_helper_params", (positions,), parts[name].line)
-        out += parts[last:open_at + 1] + inner + [hidden]
+        out += _outside(parts[last:name], helpers) + parts[name:open_at + 1] + inner + [hidden]
         if brace < 0:
             out += parts[close:close + 1]
             last = close + 1
             continue
-        known = {p: (f"pk_dbg_{k}_o", f"pk_dbg_{k}_n", f"pk_dbg_{k}_c") for p, k in checked.items()}
-        from .debug_views import rewrite_views  # *(a + i) and *a are a[i] and a[0]
+        known = {p: (f"(pk_dbg_{k}_o + ({p} - pk_dbg_{k}_a))" if p in moved else
+                     f"pk_dbg_{k}_o", f"pk_dbg_{k}_n", f"pk_dbg_{k}_c")
+                 for p, k in checked.items()}
+        from .debug_views import rewrite_views, views_of  # *(a + i) and *a: a[i] and a[0]
 
-        body = rewrite_views(body, set(checked), {})
-        rewritten = _rewrite_calls(_check_body(body, checked), helpers, known,
-                                   lambda line, inside: [[Gen(f"pk_dbg_g{d}")]
-                                                         for d in range(3)], True)
-        out += parts[close:brace + 1] + rewritten + [parts[end]]
+        sig = [t for t in body if isinstance(t, Token) and t.kind not in _BLANK]
+        seen = views_of(sig, set(checked), {p for p, _ in params})
+        for view, origin in seen.items():
+            off, extent, code = known[origin]
+            known[view] = (f"({off} + ({view} - {origin}))", extent, code)
+        body = _step_derefs(body, set(checked) | set(seen))
+        body = rewrite_views(body, set(checked), seen)
+        rewritten = _rewrite_calls(_check_body(body, {p: known[p] for p in checked}), helpers,
+                                   known, lambda line, inside: [[Gen(f"pk_dbg_g{d}")]
+                                                                for d in range(3)], True)
+        origins = [Call("debug_origin", (p, checked[p]), parts[name].line) for p in moved]
+        out += parts[close:brace + 1] + origins + rewritten + [parts[end]]
         last = end + 1
-    return out + parts[last:]
+    return out + _outside(parts[last:], helpers)
+
+
+def _no_function_pointers(parts: list, helpers: dict, filename: str) -> None:
+    """A helper that takes the hidden parameters, named other than in a call (``f = at;``,
+    a function pointer), is a :class:`~portakern.errors.KernelSyntaxError`: a call
+    through the pointer could not pass them."""
+    code = _code(parts)
+    for k, t in enumerate(code):
+        if isinstance(t, Token) and t.kind == "id" and t.text in helpers \
+                and not (k + 1 < len(code) and _is_tok(code[k + 1], "(")) \
+                and not (k and _is_tok(code[k - 1], ".", "->", "::")):
+            from ..errors import KernelSyntaxError
+
+            raise KernelSyntaxError(
+                f"debug mode: helper {t.text!r} is used as a function pointer; in debug mode "
+                f"each call of a helper that takes a pointer passes it the array's extent, "
+                f"which a call through a function pointer cannot: call {t.text!r} directly "
+                f"(a switch over the helpers), or leave debug mode off for this kernel",
+                filename, t.line, t.col)
+
+
+def _outside(parts: list, helpers: dict[str, list[tuple[str, bool]]]) -> list:
+    """Code outside the helper functions (a struct's method bodies) with each helper call
+    passing a null record and unknown extents: no fault record is at hand there, so the
+    helper's subscripts of those pointers run unchecked."""
+    return _rewrite_calls(parts, helpers, {}, lambda line, inside: [[Gen("-1")]] * 3, True,
+                          "0")

@@ -6,8 +6,8 @@ Two passes around :func:`~portakern.lower.subscripts.check_subscripts`:
 * :func:`rewrite_views`, before it: an access through a pointer view of an array
   parameter (``const T* row = x + i * n; row[j]``) becomes the subscript of the array
   it points into, ``x[(row - x) + (j)]``, which that pass then checks against ``x``'s
-  extent like any other; pointer arithmetic on an array or a view, ``*(p + i)`` and
-  ``*p``, is ``p[i]`` and ``p[0]`` first. A view counts only where the kernel declares
+  extent like any other; pointer arithmetic on an array or a view, ``*(p + i)``, ``*(p - i)`` and
+  ``*p``, is ``p[i]``, ``p[-(i)]`` and ``p[0]`` first. A view counts only where the kernel declares
   it once, from the array (``x``, ``x + e``, ``x - e``, ``&x[e]``) and never assigns it
   another value (``++``, ``+=`` keep it in the same array; ``row - x`` stays exact).
 * :func:`check_private`, after it: each subscript of a private array (``@private T
@@ -27,7 +27,8 @@ from ..syntax.parts import Call, Gen, is_unary
 from ..syntax.parts import is_tok as _is_tok
 from ..syntax.parts import match_items as _match_items
 
-__all__ = ["check_private", "debug_targets", "private_arrays", "rewrite_views", "views"]
+__all__ = ["after_header", "check_private", "debug_targets", "private_arrays", "rewrite_views",
+           "views", "views_of"]
 
 #: Words before ``name[`` that make it a use, not a declaration.
 _USE_WORDS = frozenset({"return", "case", "else", "do", "sizeof", "throw"})
@@ -61,7 +62,12 @@ def views(kernel: KernelDef, arrays: set[str], taken: set[str]) -> dict[str, str
 
     ``taken`` holds names that are something else (parameters, ``@localmem`` arrays).
     """
-    sig = significant(kernel.body)
+    return views_of(significant(kernel.body), arrays, taken)
+
+
+def views_of(sig: list[Token], arrays: set[str], taken: set[str]) -> dict[str, str]:
+    """The views in the code ``sig`` (its significant tokens): ``{view: array}``. A view
+    declared from an earlier view (``const float* q = row + 1;``) views its array."""
     counts = _decl_counts(sig)
     found: dict[str, str] = {}
     for j, t in enumerate(sig):
@@ -70,14 +76,15 @@ def views(kernel: KernelDef, arrays: set[str], taken: set[str]) -> dict[str, str
             continue
         init = sig[j + 2:]
         origin = None
-        if init[0].kind == "id" and init[0].text in arrays and len(init) > 1 \
-                and init[1].kind == "punct" and init[1].text in ("+", "-", ";", ","):
+        if init[0].kind == "id" and (init[0].text in arrays or init[0].text in found) \
+                and len(init) > 1 and init[1].kind == "punct" and init[1].text in ("+", "-", ";",
+                                                                                   ","):
             origin = init[0].text
         elif init[0].is_punct("&") and len(init) > 2 and init[1].kind == "id" \
-                and init[1].text in arrays and init[2].is_punct("["):
+                and (init[1].text in arrays or init[1].text in found) and init[2].is_punct("["):
             origin = init[1].text
-        if origin is not None:
-            found[t.text] = origin
+        if origin is not None and t.text not in found:
+            found[t.text] = found.get(origin, origin)
     out = {}
     for name, origin in found.items():
         if counts.get(name) != 1 or name in taken or name in arrays:
@@ -119,6 +126,37 @@ def _additive(rest: list) -> bool:
     return True
 
 
+def after_header(code: list) -> bool:
+    """Whether ``code`` ends with the header of a ``for``/``if``/``while``, so a ``*``
+    next starts a statement."""
+    if not code or not _is_tok(code[-1], ")"):
+        return False
+    depth = 0
+    for k in range(len(code) - 1, -1, -1):
+        if _is_tok(code[k], ")"):
+            depth += 1
+        elif _is_tok(code[k], "("):
+            depth -= 1
+            if depth == 0:
+                return k > 0 and _is_tok(code[k - 1], "for", "if", "while")
+    return False
+
+
+def _one_term(rest: list) -> bool:
+    """Whether ``rest`` has no ``+`` or ``-`` at its top level (``p - rest`` is
+    ``p[-(rest)]``), a unary minus first aside."""
+    depth = 0
+    for k, it in enumerate(rest):
+        if isinstance(it, Token) and it.kind == "punct":
+            if it.text in "([{":
+                depth += 1
+            elif it.text in ")]}":
+                depth -= 1
+            elif depth == 0 and k and it.text in ("+", "-"):
+                return False
+    return True
+
+
 def rewrite_views(parts: list, arrays: set[str], views: dict[str, str]) -> list:
     """``parts`` with view and pointer-arithmetic accesses spelled as array subscripts."""
     pointers = arrays | set(views)
@@ -129,7 +167,9 @@ def rewrite_views(parts: list, arrays: set[str], views: dict[str, str]) -> list:
         prev = _last_code(out)
         member = _is_tok(prev, ".", "->", "::")
         if isinstance(it, Token) and it.is_punct("*") \
-                and (prev is None or is_unary([prev, it], 1)):
+                and (prev is None or is_unary([prev, it], 1) or after_header(
+                    [o for o in out if not (isinstance(o, Token) and o.kind in ("ws", "comment"))
+                     and not (isinstance(o, Gen) and not o.text.strip())])):
             j = _skip_blank(parts, n + 1)
             if j < len(parts) and _is_tok(parts[j], "("):
                 close = _match_items(parts, j)
@@ -137,11 +177,15 @@ def rewrite_views(parts: list, arrays: set[str], views: dict[str, str]) -> list:
                          if not (isinstance(p, Token) and p.kind in ("ws", "comment"))]
                 after = _skip_blank(parts, close + 1)
                 if len(inner) >= 3 and isinstance(inner[0], Token) and inner[0].kind == "id" \
-                        and inner[0].text in pointers and _is_tok(inner[1], "+") \
+                        and inner[0].text in pointers and (_is_tok(inner[1], "+") or (
+                            _is_tok(inner[1], "-") and _one_term(inner[2:]))) \
                         and _additive(inner[2:]) and not (
                             after < len(parts) and _is_tok(parts[after], "[", "(", ".", "->")):
                     p = inner[0]
-                    spelled = [p, Token("punct", "[", p.line, p.col), *inner[2:],
+                    rest = inner[2:] if _is_tok(inner[1], "+") else [
+                        Token("punct", "-", p.line, p.col), Token("punct", "(", p.line, p.col),
+                        *inner[2:], Token("punct", ")", p.line, p.col)]
+                    spelled = [p, Token("punct", "[", p.line, p.col), *rest,
                                Token("punct", "]", p.line, p.col)]
                     out += rewrite_views(spelled, arrays, views)
                     n = close + 1
