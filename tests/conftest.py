@@ -11,8 +11,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
+import portakern as pk
 from portakern import registry
 
 #: Built-in backends, with the marker that selects or deselects each (-m "not gpu").
@@ -247,3 +249,48 @@ def unique_saxpy() -> str:
 
     return (f"// {uuid.uuid4().hex}\n@kernel void saxpy(T* y, const T* x, T a) {{\n"
             f"    const long i = @index(Global, Linear);\n    y[i] = a * x[i] + y[i];\n}}\n")
+
+
+class LaunchPath:
+    """A backend of one of the four launch paths, and the arrays a run left (``after``)."""
+
+    def __init__(self, backend: Any, where: str) -> None:
+        self.backend, self.where = backend, where
+
+    def run(self, kernel: pk.Kernel, *args: Any, **sizes: Any) -> list:
+        b = self.backend
+        dev = [b.to_device(np.ascontiguousarray(a)) if isinstance(a, np.ndarray) else a
+               for a in args]
+        try:
+            kernel(b)(*dev, **sizes)
+        finally:
+            b.synchronize()
+            self.after = [np.asarray(b.to_host(d)) if isinstance(a, np.ndarray) else None
+                          for a, d in zip(args, dev, strict=True)]
+        return self.after
+
+
+@pytest.fixture(params=[
+    "native",
+    "pocl",
+    pytest.param("cuda", marks=pytest.mark.gpu),
+    pytest.param("metal", marks=pytest.mark.metal),
+])
+def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> LaunchPath:
+    """The CPU's native path, PoCL, and the CUDA and Metal stand-ins (marked ``gpu`` /
+    ``metal``); test_debug.py has its own, which also takes a workgroup size."""
+    where = request.param
+    if where in ("native", "pocl"):
+        monkeypatch.setenv("PORTAKERN_CPU", where if where == "native" else "opencl")
+        if where == "native":
+            from portakern.backends.native import NativeCPU
+
+            if not NativeCPU.available():
+                pytest.skip(f"no native CPU path here: {NativeCPU.available().reason}")
+        backend: Any = pk.CPU()
+    else:
+        backend = pk.CUDA() if where == "cuda" else pk.Metal()
+    status = type(backend).available()
+    if not status:
+        pytest.skip(f"{where}: {status.reason}")
+    return LaunchPath(backend, where)

@@ -18,47 +18,6 @@ import portakern as pk
 GUARD = 7.0
 
 
-class Path:
-    def __init__(self, backend: Any, where: str) -> None:
-        self.backend, self.where = backend, where
-
-    def run(self, kernel: pk.Kernel, *args: Any, **sizes: Any) -> list:
-        b = self.backend
-        dev = [b.to_device(np.ascontiguousarray(a)) if isinstance(a, np.ndarray) else a
-               for a in args]
-        try:
-            kernel(b)(*dev, **sizes)
-        finally:
-            b.synchronize()
-            self.after = [np.asarray(b.to_host(d)) if isinstance(a, np.ndarray) else None
-                          for a, d in zip(args, dev, strict=True)]
-        return self.after
-
-
-@pytest.fixture(params=[
-    "native",
-    "pocl",
-    pytest.param("cuda", marks=pytest.mark.gpu),
-    pytest.param("metal", marks=pytest.mark.metal),
-])
-def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Path:
-    where = request.param
-    if where in ("native", "pocl"):
-        monkeypatch.setenv("PORTAKERN_CPU", where if where == "native" else "opencl")
-        if where == "native":
-            from portakern.backends.native import NativeCPU
-
-            if not NativeCPU.available():
-                pytest.skip(f"no native CPU path here: {NativeCPU.available().reason}")
-        backend: Any = pk.CPU()
-    else:
-        backend = pk.CUDA() if where == "cuda" else pk.Metal()
-    status = type(backend).available()
-    if not status:
-        pytest.skip(f"{where}: {status.reason}")
-    return Path(backend, where)
-
-
 def line_of(source: str, text: str) -> int:
     return next(k for k, line in enumerate(source.split("\n"), 1) if text in line)
 
@@ -78,7 +37,7 @@ void put(float* a, long i, float v) {
 """
 
 
-def test_a_helpers_subscript_is_checked_against_the_callers_array(path: Path) -> None:
+def test_a_helpers_subscript_is_checked_against_the_callers_array(path: Any) -> None:
     k = pk.kernel(HELPER, debug=True)
     lo, y, hi = guarded(8)
     path.run(k, lo, y, hi, np.int64(0), ndrange=8)
@@ -104,7 +63,7 @@ float twice(const float* b, long i) { return 2.0f * get(b, i); }
 """
 
 
-def test_a_helper_calling_a_helper_passes_the_extent_on(path: Path) -> None:
+def test_a_helper_calling_a_helper_passes_the_extent_on(path: Any) -> None:
     k = pk.kernel(NESTED, debug=True)
     x = np.arange(6, dtype=np.float32)
     path.run(k, np.zeros(6, np.float32), x, np.int64(0), ndrange=6)
@@ -132,7 +91,7 @@ float row_sum(const float* r, int n) {
 """
 
 
-def test_a_helper_given_a_pointer_view_checks_the_rest_of_the_array(path: Path) -> None:
+def test_a_helper_given_a_pointer_view_checks_the_rest_of_the_array(path: Any) -> None:
     k = pk.kernel(VIEW, debug=True)
     x = np.arange(12, dtype=np.float32)
     path.run(k, np.zeros(3, np.float32), x, np.int32(4), ndrange=3)
@@ -156,7 +115,7 @@ MACRO = """
 """
 
 
-def test_subscripts_in_a_define_are_checked_at_the_line_of_the_use(path: Path) -> None:
+def test_subscripts_in_a_define_are_checked_at_the_line_of_the_use(path: Any) -> None:
     k = pk.kernel(MACRO, debug=True)
     lo, y, hi = guarded(8)
     x = np.arange(8, dtype=np.float32)
@@ -181,7 +140,7 @@ void fill(float* a, long i) { for (int j = 0; j < N; j++) PUT(a, i * N + j); }
 """
 
 
-def test_a_macro_inside_a_helper_is_checked_too(path: Path) -> None:
+def test_a_macro_inside_a_helper_is_checked_too(path: Any) -> None:
     k = pk.kernel(MACRO_HELPER, debug=True)
     path.run(k, np.zeros(8, np.float32), np.int64(0), ndrange=2)
     assert (path.after[0] == 1).all()
@@ -225,7 +184,7 @@ float from_local(const float* t, long k) { return t[k]; }
 """
 
 
-def test_prototypes_array_parameters_pointer_arithmetic_and_calls_in_macros(path: Path) -> None:
+def test_prototypes_array_parameters_pointer_arithmetic_and_calls_in_macros(path: Any) -> None:
     """A prototype and its definition, ``(void)``, ``*(b + k)`` (checked), a
     pointer the helper moves (``*p++``, checked), a @localmem pointer (not checked), and a
     helper called from a macro, together."""
@@ -268,7 +227,7 @@ float at(const float* p, long i) { return p[i]; }
 """
 
 
-def test_a_helper_called_inside_a_group_collective(path: Path) -> None:
+def test_a_helper_called_inside_a_group_collective(path: Any) -> None:
     k = pk.kernel(GROUPREDUCE, debug=True)
     x = np.arange(16, dtype=np.float32)
     path.run(k, np.zeros(2, np.float32), x, np.int64(0), ndrange=16, workgroupsize=8)
@@ -318,7 +277,7 @@ void put_after(float* a, long i, float v) {
 """
 
 
-def test_a_pointer_a_helper_declares_is_checked_against_the_callers_array(path: Path) -> None:
+def test_a_pointer_a_helper_declares_is_checked_against_the_callers_array(path: Any) -> None:
     k = pk.kernel(HELPER_VIEWS, debug=True)
     x = np.arange(12, dtype=np.float32)
     lo, y, hi = guarded(3)
@@ -362,7 +321,7 @@ float get_inc(const float* a, long i) {
 """
 
 
-def test_a_pointer_parameter_the_helper_moves_is_checked_where_it_points(path: Path) -> None:
+def test_a_pointer_parameter_the_helper_moves_is_checked_where_it_points(path: Any) -> None:
     k = pk.kernel(MOVED, debug=True)
     x = np.arange(4, dtype=np.float32)
     lo, y, hi = guarded(4)
@@ -429,7 +388,7 @@ struct Acc {
 """
 
 
-def test_a_helper_called_from_a_struct_method_builds_in_debug_mode(path: Path) -> None:
+def test_a_helper_called_from_a_struct_method_builds_in_debug_mode(path: Any) -> None:
     if path.where == "pocl":
         pytest.skip("OpenCL C has no struct methods")
     if path.where == "metal":
@@ -441,7 +400,7 @@ def test_a_helper_called_from_a_struct_method_builds_in_debug_mode(path: Path) -
     assert list(path.after[0]) == list(1 + 3 * x)
 
 
-def test_a_fault_in_a_helper_on_an_empty_array_touches_no_memory(path: Path) -> None:
+def test_a_fault_in_a_helper_on_an_empty_array_touches_no_memory(path: Any) -> None:
     k = pk.kernel(HELPER, debug=True)
     big = np.full(8, GUARD, np.float32)
     empty = big[4:4]
@@ -490,7 +449,7 @@ float last(const float* a, long n) {
 """
 
 
-def test_a_dereference_right_after_a_loop_or_if_header_is_checked(path: Path) -> None:
+def test_a_dereference_right_after_a_loop_or_if_header_is_checked(path: Any) -> None:
     k = pk.kernel(HEADER_DEREF, debug=True)
     x = np.arange(4, dtype=np.float32)
     path.run(k, np.zeros(4, np.float32), x, np.int64(0), ndrange=4)
@@ -516,7 +475,7 @@ float via_view(const float* b, long i) {
 """
 
 
-def test_a_helpers_own_pointers_passed_to_another_helper_keep_their_offset(path: Path) -> None:
+def test_a_helpers_own_pointers_passed_to_another_helper_keep_their_offset(path: Any) -> None:
     k = pk.kernel(PASSED_ON, debug=True)
     x = np.arange(8, dtype=np.float32)
     path.run(k, np.zeros(8, np.float32), x, np.int64(0), ndrange=8)

@@ -17,47 +17,6 @@ import pytest
 import portakern as pk
 
 
-class Path:
-    def __init__(self, backend: Any, where: str) -> None:
-        self.backend, self.where = backend, where
-
-    def run(self, kernel: pk.Kernel, *args: Any, **sizes: Any) -> list:
-        b = self.backend
-        dev = [b.to_device(np.ascontiguousarray(a)) if isinstance(a, np.ndarray) else a
-               for a in args]
-        try:
-            kernel(b)(*dev, **sizes)
-        finally:
-            b.synchronize()
-            self.after = [np.asarray(b.to_host(d)) if isinstance(a, np.ndarray) else None
-                          for a, d in zip(args, dev, strict=True)]
-        return self.after
-
-
-@pytest.fixture(params=[
-    "native",
-    "pocl",
-    pytest.param("cuda", marks=pytest.mark.gpu),
-    pytest.param("metal", marks=pytest.mark.metal),
-])
-def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Path:
-    where = request.param
-    if where in ("native", "pocl"):
-        monkeypatch.setenv("PORTAKERN_CPU", where if where == "native" else "opencl")
-        if where == "native":
-            from portakern.backends.native import NativeCPU
-
-            if not NativeCPU.available():
-                pytest.skip(f"no native CPU path here: {NativeCPU.available().reason}")
-        backend: Any = pk.CPU()
-    else:
-        backend = pk.CUDA() if where == "cuda" else pk.Metal()
-    status = type(backend).available()
-    if not status:
-        pytest.skip(f"{where}: {status.reason}")
-    return Path(backend, where)
-
-
 def compile_for_gpus(kernel: pk.Kernel, *, mlx: bool = True) -> None:
     """The CUDA rendering to PTX and the Metal one through clang, where each is here;
     with ``mlx``, also both as MLX wraps them (MLX takes no struct arrays)."""
@@ -104,7 +63,7 @@ def points(n: int) -> np.ndarray:
 
 
 @pytest.mark.parametrize("debug", [False, True])
-def test_an_array_of_a_struct_in_debug_mode(path: Path, debug: bool) -> None:
+def test_an_array_of_a_struct_in_debug_mode(path: Any, debug: bool) -> None:
     if path.where == "metal":
         pytest.skip("MLX arrays have no structured dtypes (tests/test_structs.py); the Metal "
                     "rendering goes through clang in the next test")
@@ -165,7 +124,7 @@ float twice(float v) { return 2.0f * v; }
 
 
 @pytest.mark.parametrize("debug", [False, True])
-def test_a_pointer_helper_inside_groupreduce_builds_everywhere(path: Path, debug: bool) -> None:
+def test_a_pointer_helper_inside_groupreduce_builds_everywhere(path: Any, debug: bool) -> None:
     k = pk.kernel(GROUPREDUCE, debug=debug)
     x = np.arange(16, dtype=np.float32)
     path.run(k, np.zeros(2, np.float32), x, np.int64(0), ndrange=16, workgroupsize=8)
@@ -207,7 +166,7 @@ void put(float out[4], long i, float v) { out[i] = v; }
 
 
 @pytest.mark.parametrize("debug", [False, True])
-def test_an_array_parameter_of_a_helper_builds_everywhere(path: Path, debug: bool) -> None:
+def test_an_array_parameter_of_a_helper_builds_everywhere(path: Any, debug: bool) -> None:
     k = pk.kernel(ARRAY_PARAMETER, debug=debug)
     x = np.arange(18, dtype=np.float32)
     path.run(k, np.zeros(16, np.float32), x, ndrange=16, workgroupsize=8)
@@ -237,7 +196,7 @@ def test_an_array_parameter_is_rendered_as_a_pointer() -> None:
     assert "b[]" not in opencl and "out[4]" not in opencl
 
 
-def test_unnamed_array_parameters_of_a_prototype(path: Path) -> None:
+def test_unnamed_array_parameters_of_a_prototype(path: Any) -> None:
     source = """
 float sum2(const float[], long[], long);
 float sum2(const float b[], long c[], long i) { return b[i] + (float)c[i]; }
