@@ -146,6 +146,8 @@ class StorageRewriter:
         self.words = words
         self.pointers = pointers
         self.used_bits = False
+        #: The structs' half fields (:mod:`portakern.lower.half_fields`), where any.
+        self.fields = None
 
     def parts(self, parts: list) -> list:
         out: list = []
@@ -153,6 +155,11 @@ class StorageRewriter:
         n = len(parts)
         while i < n:
             p = parts[i]
+            if self.fields is not None and isinstance(p, Token):
+                after = self.fields.use(self, parts, i, out)
+                if after is not None:
+                    i = after
+                    continue
             if isinstance(p, Call) and p.macro in _BIT_MACROS:
                 out += self.bits(p)
             elif isinstance(p, Call):
@@ -229,13 +236,18 @@ class StorageRewriter:
 
 
 def half_storage(sections: list[list], words: frozenset[str],
-                 pointers: Iterable[str]) -> list[list]:
+                 pointers: Iterable[str], bindings: dict[str, str] | None = None,
+                 kernel: str = "") -> list[list]:
     """Each part list of ``sections`` (helpers, body, local declarations) rewritten for
-    half storage; ``pointers`` are the kernel's half array parameters."""
+    half storage; ``pointers`` are the kernel's half array parameters. The half fields of
+    the helpers' structs are their bits (:mod:`portakern.lower.half_fields`)."""
+    from .half_fields import half_fields
+
     found = set(pointers)
     for s in sections:
         pointer_names(s, words, found)
     rewriter = StorageRewriter(words, found)
+    rewriter.fields = half_fields(sections, bindings or {}, kernel)
     out = [rewriter.parts(list(s)) for s in sections]
     if rewriter.used_bits and out:
         out[0] = [Gen(_BIT_HELPERS), *out[0]]
@@ -254,7 +266,7 @@ def storage_variant(lowered, helpers: list, body: list, bindings: dict[str, str]
     scalars = {p.name: f"pk_bits_{p.name}" for p in lowered.params
                if not p.pointer and p.type in words}
     sections = [helpers, body, *(lowered.localmem if local is None else local)]
-    helpers, body, *local = half_storage(sections, words, arrays)
+    helpers, body, *local = half_storage(sections, words, arrays, bindings, lowered.name)
     prologue = [Gen(f"const float {name} = vload_half(0, (const half*)&{bits});\n")
                 for name, bits in scalars.items()]
     return helpers, prologue + body, local, scalars
