@@ -123,6 +123,75 @@ def test_half_fields_on_each_cpu_path(monkeypatch, path):
     _check(backend)
 
 
+LOCAL = """\
+typedef struct { half d; uint8_t tag; } hp;
+hp make(float a) { hp r; r.d = a; r.tag = 1; return r; }
+float twice(hp r) { return 2.0f * (float)r.d; }
+@kernel void local_halves(float* out, hp* ps, const float* v) {
+    @localmem hp tile[64];
+    const long i = @index(Global, Linear);
+    const int l = (int)@index(Local, Linear);
+    tile[l] = ps[i];
+    @synchronize;
+    const hp* q = &ps[i];
+    out[4 * i] = (q)->d+(ps[i]).d;
+    out[4 * i + 1] = v[i] > 0.0f ? tile[l].d : make(v[i]).d;
+    out[4 * i + 2] = twice(tile[(l + 1) % 64]);
+    out[4 * i + 3] = tile[l].d == ps[i].d ? 1.0f : 0.0f;
+    @synchronize;
+    tile[l].d = (float)tile[l].d - v[i];
+    ps[i].d = tile[l].d;
+}
+"""
+
+
+def test_local_memory_copies_helper_results_and_parentheses(backend):
+    if not backend.supports("float16"):
+        pytest.skip(f"{backend!r} has no half storage")
+    _check_local(backend)
+
+
+def _check_local(backend) -> None:
+    kernel = pk.kernel(LOCAL)
+    rng = np.random.default_rng(5)
+    ps = np.zeros(64, pk.struct_dtype(kernel, "hp"))
+    ps["d"] = (rng.standard_normal(64) * 3).astype(np.float16)
+    ps["tag"] = 7
+    v = (rng.standard_normal(64) * 2).astype(np.float32)
+    d = ps["d"].astype(np.float32)
+    want = np.stack([d + d, np.where(v > 0, d, v.astype(np.float16).astype(np.float32)),
+                     2 * np.roll(d, -1), np.ones(64)], axis=1).ravel()
+    want_d = (d - v).astype(np.float16)
+    out = backend.to_device(np.zeros(4 * 64, np.float32))
+    dev = backend.to_device(ps)
+    kernel(backend)(out, dev, backend.to_device(v), ndrange=(64,), workgroupsize=(64,))
+    backend.synchronize()
+    got = backend.to_host(dev)
+    got = got.view(ps.dtype) if got.dtype != ps.dtype else got
+    np.testing.assert_array_equal(backend.to_host(out), want)
+    np.testing.assert_array_equal(got["d"].view(np.uint16), want_d.view(np.uint16))
+    np.testing.assert_array_equal(got["tag"], 7)
+
+
+@pytest.mark.parametrize("path", ["native", "opencl"])
+def test_local_memory_on_each_cpu_path(monkeypatch, path):
+    monkeypatch.setenv("PORTAKERN_CPU", path)
+    backend = pk.CPU()
+    if not backend.available():
+        pytest.skip(f"CPU() on the {path} path unavailable: {backend.available().reason}")
+    _check_local(backend)
+
+
+def test_a_field_name_shared_with_another_type_is_refused(monkeypatch):
+    monkeypatch.setenv("PORTAKERN_CPU", "opencl")
+    backend = _pocl_without_fp16()
+    src = ("typedef struct { half d; } a;\ntypedef struct { float d; } b;\n"
+           "@kernel void k(float* y, const a* p) { b q; q.d = p[0].d; y[0] = q.d; }\n")
+    with pytest.raises(pk.KernelTypeError, match="half field 'd'.*struct b's field 'd'"):
+        pk.kernel(src)(backend)(np.zeros(1, np.float32), np.zeros(1, [("d", np.float16)]),
+                                ndrange=(1,))
+
+
 def _pocl_without_fp16() -> pk.CPU:
     backend = pk.CPU()
     if not backend.available():
