@@ -201,13 +201,20 @@ def _pocl_without_fp16() -> pk.CPU:
     return backend
 
 
-def test_the_fields_are_bits_on_an_opencl_device_without_fp16(monkeypatch):
-    monkeypatch.setenv("PORTAKERN_CPU", "opencl")
-    _pocl_without_fp16()
+def test_the_fields_are_bits_in_the_rendering_for_a_device_without_fp16():
     rendered = pk.kernel(SOURCE).rendered("opencl", {}, 1).variant(half_storage=True)
     assert "typedef struct { float x; ushort d; ushort h[3]; } hrec;" in rendered.source
     assert "pk_half_from_bits(r->d)" in rendered.source
     assert "r.d = pk_half_bits((float)( v[i]))" in rendered.source
+    # The rendering for a device with half arithmetic keeps the half fields.
+    assert "half d;" in pk.kernel(SOURCE).rendered("opencl", {}, 1).source
+
+
+def test_a_cast_before_a_parenthesised_struct_is_not_its_base():
+    src = ("typedef struct { half d; } hb;\n@kernel void k(float* y, hb* b) {\n"
+           "    y[0] = (uint8_t)(b[0]).d;\n}\n")
+    rendered = pk.kernel(src).rendered("opencl", {}, 1).variant(half_storage=True)
+    assert "y[0] = (uchar)pk_half_from_bits((b[0]).d);" in rendered.source
 
 
 @pytest.mark.parametrize("body, match", [

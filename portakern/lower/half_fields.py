@@ -239,7 +239,7 @@ class HalfFields:
                 if open_ < 0:
                     break
                 before = _prev(out, open_)
-                if before >= 0 and _postfix_end(out[before]):
+                if before >= 0 and _postfix_end(out[before]) and not _is_cast(out, before):
                     k = before
                     continue
                 return open_
@@ -258,6 +258,19 @@ class HalfFields:
             f"kernel {self.kernel!r}, line {name.line}: {name.text!r} is a half field, "
             f"which this OpenCL device without half arithmetic (cl_khr_fp16) stores as its "
             f"bits and reads and writes through float; {what} is not rewritten: {fix}")
+
+
+def _is_cast(parts: list, close: int) -> bool:
+    """Whether the ``(...)`` ending at ``close`` is a cast, ``(uint8_t)``, ``(const T*)``,
+    not a call's arguments or a parenthesised expression."""
+    if not _punct(parts[close], ")"):
+        return False
+    open_ = _open_of(parts, close)
+    inner = [p for p in parts[open_ + 1:close] if not _blank(p)]
+    if not inner or not all(isinstance(p, Token) and (p.kind == "id" or _punct(p, "*"))
+                            for p in inner):
+        return False
+    return not _postfix_end(_at(parts, _prev(parts, open_)))
 
 
 def _mentions_vectors(sections: list[list], bindings: dict[str, str]) -> bool:
