@@ -29,7 +29,7 @@ from ..syntax.structs import StructDef, module_structs
 from ..syntax.tokens import Token
 from ..syntax.vectors import VECTOR_TYPES
 
-__all__ = ["HalfFields", "half_fields"]
+__all__ = ["HalfFields", "expression_end", "half_fields"]
 
 #: Names a vector component access or a complex part also spells (``v.xy``, ``v.s0``).
 _COMPONENT = re.compile(r"^(?:[xyzw]{1,4}|s[0-9a-fA-F]{1,16}|lo|hi|even|odd|re|im)$")
@@ -89,6 +89,19 @@ def _close_of(parts: list, open_: int) -> int:
         if depth == 0:
             return j
     return -1
+
+
+def expression_end(parts: list, i: int) -> int:
+    """The end (exclusive) of the assigned expression starting at ``i``."""
+    depth = 0
+    for j in range(i, len(parts)):
+        p = parts[j]
+        if depth == 0 and _punct(p, ";", ","):
+            return j
+        depth += _depth(p)
+        if depth < 0:
+            return j
+    return len(parts)
 
 
 def _postfix_end(p: object) -> bool:
@@ -217,9 +230,7 @@ class HalfFields:
         else:
             out += [Gen("pk_half_from_bits("), *place, Gen(")")]
             return after
-        from .half_storage import _expression_end
-
-        end = _expression_end(parts, begin)
+        end = expression_end(parts, begin)
         value = rewriter.parts(parts[begin:end])
         if op is not None:
             if any(_punct(p, "++", "--", "=") for p in base):

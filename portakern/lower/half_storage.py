@@ -26,6 +26,7 @@ from collections.abc import Iterable
 from ..errors import KernelSyntaxError
 from ..syntax.parts import Call, Gen
 from ..syntax.tokens import Token
+from .half_fields import expression_end, half_fields
 
 __all__ = ["StorageRewriter", "half_storage", "half_words", "pointer_names"]
 
@@ -88,19 +89,6 @@ def _match(parts: list, i: int) -> int:
         if depth == 0:
             return j
     raise KernelSyntaxError(f"unbalanced brackets after line {getattr(parts[i], 'line', 0)}")
-
-
-def _expression_end(parts: list, i: int) -> int:
-    """The end (exclusive) of the assigned expression starting at ``i``."""
-    depth = 0
-    for j in range(i, len(parts)):
-        p = parts[j]
-        if depth == 0 and _punct(p, ";", ","):
-            return j
-        depth += _depth(p)
-        if depth < 0:
-            return j
-    return len(parts)
 
 
 def pointer_names(parts: Iterable, words: frozenset[str], found: set[str]) -> None:
@@ -226,7 +214,7 @@ class StorageRewriter:
         else:
             out += [Gen(f"{self.LOAD}("), *index, Gen(", "), name, Gen(")")]
             return close + 1
-        end = _expression_end(parts, start)
+        end = expression_end(parts, start)
         value = self.parts(parts[start:end])
         if op is not None:
             value = [Gen(f"{self.LOAD}("), *index, Gen(", "), name, Gen(f") {op} ("), *value,
@@ -241,8 +229,6 @@ def half_storage(sections: list[list], words: frozenset[str],
     """Each part list of ``sections`` (helpers, body, local declarations) rewritten for
     half storage; ``pointers`` are the kernel's half array parameters. The half fields of
     the helpers' structs are their bits (:mod:`portakern.lower.half_fields`)."""
-    from .half_fields import half_fields
-
     found = set(pointers)
     for s in sections:
         pointer_names(s, words, found)
