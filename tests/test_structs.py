@@ -136,7 +136,8 @@ def test_q4_0_takes_an_mlx_array_of_the_blocks_bytes():
     blocks = _q4_blocks(6, 2)
     as_device = backend.to_device(blocks)
     assert as_device.dtype == mx.uint8 and as_device.shape == (6 * Q4.itemsize,)
-    for raw in (as_device, mx.array(blocks.view(np.uint8)), mx.array(blocks.view(np.uint8).view(np.uint32))):
+    as_bytes = blocks.view(np.uint8)  # 18-byte blocks: 4-byte words only of the whole
+    for raw in (as_device, mx.array(as_bytes), mx.array(as_bytes.view(np.uint32))):
         y = backend.to_device(np.zeros(6 * 32, np.float32))
         _q4_kernel()(backend)(y, raw, ndrange=(6 * 32,))
         np.testing.assert_array_equal(backend.to_host(y), _q4_ref(blocks))
