@@ -10,7 +10,9 @@ computing in ``float`` (DESIGN section 1a, docs/language.md "Half and bfloat16")
 * ``p[i] = v`` becomes ``vstore_half_rte(v, i, p)`` (round to nearest even, as NumPy's
   ``astype(np.float16)``); ``p[i] op= v`` and ``p[i]++`` load, compute in float and store;
 * every other ``half`` (a local, a cast, a helper's value parameter or return type, a
-  ``@localmem`` element) becomes ``float``, and a ``1.5h`` literal ``1.5f``.
+  ``@localmem`` element) becomes ``float``, and a ``1.5h`` literal ``1.5f``;
+* a ``half`` field of a struct is its bits, ``ushort``, read and written through float
+  (:mod:`portakern.lower.half_fields`).
 
 A value is rounded to half where it is stored into a half array, not at each operation: the
 result equals half arithmetic wherever every intermediate is exact in half, and is at least
