@@ -182,6 +182,16 @@ def test_local_memory_on_each_cpu_path(monkeypatch, path):
     _check_local(backend)
 
 
+def test_a_brace_initializer_of_a_struct_holding_one_is_refused(monkeypatch):
+    monkeypatch.setenv("PORTAKERN_CPU", "opencl")
+    backend = _pocl_without_fp16()
+    src = ("typedef struct { half d; } a;\nstruct b { int n; a in; };\n"
+           "@kernel void k(float* y, const a* p) { struct b q = {1, p[0]}; y[0] = q.in.d; }\n")
+    with pytest.raises(pk.KernelTypeError, match="struct b has a half field.*brace"):
+        pk.kernel(src)(backend)(np.zeros(1, np.float32), np.zeros(1, [("d", np.float16)]),
+                                ndrange=(1,))
+
+
 def test_a_field_name_shared_with_another_type_is_refused(monkeypatch):
     monkeypatch.setenv("PORTAKERN_CPU", "opencl")
     backend = _pocl_without_fp16()

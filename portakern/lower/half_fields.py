@@ -122,12 +122,19 @@ class HalfFields:
         others: dict[str, str] = {}
         for name, d in structs.items():
             for f in d.fields:
-                if f.type == "half":
-                    self.fields[f.name] = f.dims
-                    self.structs.update(d.names)
-                    self.structs.add(name)
-                else:
+                if f.type != "half":
                     others[f.name] = f"struct {name}'s field {f.name!r} is a {f.type}"
+                elif self.fields.get(f.name, f.dims) != f.dims:
+                    others[f.name] = f"struct {name}'s half field {f.name!r} has other extents"
+                else:
+                    self.fields[f.name] = f.dims
+                    self.structs.update(d.names, (name,))
+        grown = True
+        while grown:  # a struct holding one with a half field holds its bits too
+            holders = {n for n, d in structs.items() if n not in self.structs
+                       and any(f.type in self.structs for f in d.fields)}
+            grown = bool(holders)
+            self.structs |= holders
         vectors = _mentions_vectors(sections, bindings)
         for f in self.fields:
             clash = others.get(f) or (
@@ -161,9 +168,12 @@ class HalfFields:
         if not (j < len(parts) and _punct(parts[j], "{")):
             return None
         close = _close_of(parts, j)
-        for p in parts[i:close + 1]:
-            out.append(Token("id", "ushort", p.line, p.col) if isinstance(p, Token)
-                       and p.kind == "id" and p.text == "half" else p)
+        for k in range(i, close + 1):
+            p = parts[k]
+            # A half field is its bits; a half* field stays a pointer to half.
+            bits = (isinstance(p, Token) and p.kind == "id" and p.text == "half"
+                    and not _punct(_at(parts, _next(parts, k + 1)), "*"))
+            out.append(Token("id", "ushort", p.line, p.col) if bits else p)
         return close + 1
 
     def initializer(self, parts: list, i: int) -> None:
