@@ -232,6 +232,16 @@ def test_check_good_example(capsys: pytest.CaptureFixture[str]) -> None:
     assert "FAILED" not in out
 
 
+def test_check_a_struct_parameter_is_no_type_variable(capsys: pytest.CaptureFixture[str]) -> None:
+    # q4_0's blocks are an array of a struct with a half field: checked on every target.
+    code, out, _ = run_cli("check", "q4_0", capsys=capsys)
+    assert code == 0, out
+    assert "block_q4_0=" not in out and "FAILED" not in out
+    for target in ("opencl", "cuda", "metal", "c"):
+        line = next(ln for ln in out.splitlines() if ln.strip().startswith(target))
+        assert "OK" in line or "SKIPPED" in line, line
+
+
 @needs_cpu
 def test_check_double_skips_metal(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_cli("check", "saxpy", "-D", "T=double", capsys=capsys)

@@ -258,8 +258,10 @@ def _type_vars(kernel: Any) -> tuple[str, ...]:
     from ..syntax.vectors import VECTOR_TYPES
     from ..types import KNOWN_TYPES
 
+    structs = kernel.parsed("c")[1].structs  # a struct's name is never a type variable
     return tuple(dict.fromkeys(p.type for p in kernel.params
-                               if p.type not in KNOWN_TYPES and p.type not in VECTOR_TYPES))
+                               if p.type not in KNOWN_TYPES and p.type not in VECTOR_TYPES
+                               and p.type not in structs))
 
 
 def _ndim(kernel: Any, target: str, wanted: int | None) -> int:

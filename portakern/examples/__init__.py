@@ -269,8 +269,8 @@ _CATALOG = [
         workgroupsize_fn=constant("GROUP"), dtypes=(F32,), ndims=(1,),
         default_size=(1024, 1024), bench_size=(4096, 1024)),
     Example(
-        "q4_0", "q4_0 dequantize: an array of structs (a float scale and 16 packed bytes "
-        "per block, a NumPy structured dtype) to 32 floats per block",
+        "q4_0", "q4_0 dequantize: an array of structs (ggml's half scale and 16 packed "
+        "bytes per block, a NumPy structured dtype) to 32 floats per block",
         "q4_0.pk", "q4_0", "an int n (about n values, in blocks of 32)", q4_0_shape,
         q4_0_args, first_shape, q4_0_ref, dtypes=(F32,), default_size=1 << 20,
         bench_size=1 << 24),

@@ -7,8 +7,8 @@ import numpy as np
 
 from .catalog import Args, Consts, Size
 
-#: ``block_q4_0`` of q4_0.pk as a NumPy dtype: a float scale and 16 packed bytes.
-BLOCK_Q4_0 = np.dtype([("d", np.float32), ("qs", np.uint8, (16,))])
+#: ``block_q4_0`` of q4_0.pk as a NumPy dtype: a half scale and 16 packed bytes (ggml's).
+BLOCK_Q4_0 = np.dtype([("d", np.float16), ("qs", np.uint8, (16,))])
 
 #: Values per block.
 QK4_0 = 32
@@ -24,7 +24,7 @@ def q4_0_shape(size: Size) -> tuple[int, ...]:
 def q4_0_args(shape: tuple[int, ...], rng: np.random.Generator, dt: np.dtype,
               c: Consts) -> Args:
     blocks = np.zeros(shape[0] // QK4_0, BLOCK_Q4_0)
-    blocks["d"] = rng.random(blocks.size, dtype=np.float32) * 2 - 1
+    blocks["d"] = (rng.random(blocks.size, dtype=np.float32) * 2 - 1).astype(np.float16)
     blocks["qs"] = rng.integers(0, 256, (blocks.size, 16), dtype=np.uint8)
     return (np.zeros(shape, np.float32), blocks)
 
@@ -32,4 +32,4 @@ def q4_0_args(shape: tuple[int, ...], rng: np.random.Generator, dt: np.dtype,
 def q4_0_ref(args: Args, c: Consts) -> dict[str, np.ndarray]:
     _, blocks = args
     q = np.concatenate([blocks["qs"] & 15, blocks["qs"] >> 4], axis=1).astype(np.float32)
-    return {"y": (blocks["d"][:, None] * (q - 8)).ravel()}
+    return {"y": (blocks["d"].astype(np.float32)[:, None] * (q - 8)).ravel()}

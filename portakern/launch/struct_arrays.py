@@ -18,7 +18,6 @@ from ..analysis.struct_layouts import FieldLayout, StructLayout, struct_layout
 from ..backends.mlx_structs import check_struct_bytes
 from ..errors import KernelTypeError
 from ..syntax.structs import StructDef
-from ..targets import target_info
 
 __all__ = ["check_struct_array", "struct_dtype"]
 
@@ -57,13 +56,6 @@ def check_struct_array(where: str, type_name: str, structs: dict[str, StructDef]
         Naming the first field that differs (name, type or offset), or the itemsize.
     """
     layout = struct_layout(type_name, structs, target)
-    if target_info(target).facts().half_arithmetic == "device" \
-            and _has_half(type_name, structs, target) and not backend.supports("half_arithmetic"):
-        raise KernelTypeError(
-            f"{where} is an array of struct {type_name}, which has a half field; this OpenCL "
-            f"device has no half arithmetic (cl_khr_fp16), and half storage does not yet "
-            f"reach struct fields. Use a uint16_t field read with @bitcast(half, ...) and "
-            f"converted to float, or run the kernel on the native path (PORTAKERN_CPU=native)")
     got = np.dtype(info.dtype) if not isinstance(info.dtype, np.dtype) else info.dtype
     want = _spelled(layout)
     if got.fields is None:
@@ -96,15 +88,6 @@ def check_struct_array(where: str, type_name: str, structs: dict[str, StructDef]
             f"{where}: struct {type_name} is {layout.itemsize} bytes on {target} (its "
             f"alignment is {layout.alignment}), but the array's dtype has itemsize "
             f"{got.itemsize}; the dtype must be {want}")
-
-
-def _has_half(type_name: str, structs: dict[str, StructDef], target: str) -> bool:
-    """Whether struct ``type_name`` (or a struct field of it) has a half field."""
-    for f in struct_layout(type_name, structs, target).fields:
-        base = f.type.split("[")[0].strip()
-        if base == "half" or (base in structs and _has_half(base, structs, target)):
-            return True
-    return False
 
 
 def _same_type(f: FieldLayout, dt: np.dtype, target: str) -> bool:

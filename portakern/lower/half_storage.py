@@ -10,7 +10,9 @@ computing in ``float`` (DESIGN section 1a, docs/language.md "Half and bfloat16")
 * ``p[i] = v`` becomes ``vstore_half_rte(v, i, p)`` (round to nearest even, as NumPy's
   ``astype(np.float16)``); ``p[i] op= v`` and ``p[i]++`` load, compute in float and store;
 * every other ``half`` (a local, a cast, a helper's value parameter or return type, a
-  ``@localmem`` element) becomes ``float``, and a ``1.5h`` literal ``1.5f``.
+  ``@localmem`` element) becomes ``float``, and a ``1.5h`` literal ``1.5f``;
+* a ``half`` field of a struct is its bits, ``ushort``, read and written through float
+  (:mod:`portakern.lower.half_fields`).
 
 A value is rounded to half where it is stored into a half array, not at each operation: the
 result equals half arithmetic wherever every intermediate is exact in half, and is at least
@@ -26,6 +28,7 @@ from collections.abc import Iterable
 from ..errors import KernelSyntaxError
 from ..syntax.parts import Call, Gen
 from ..syntax.tokens import Token
+from .half_fields import expression_end, half_fields
 
 __all__ = ["StorageRewriter", "half_storage", "half_words", "pointer_names"]
 
@@ -90,19 +93,6 @@ def _match(parts: list, i: int) -> int:
     raise KernelSyntaxError(f"unbalanced brackets after line {getattr(parts[i], 'line', 0)}")
 
 
-def _expression_end(parts: list, i: int) -> int:
-    """The end (exclusive) of the assigned expression starting at ``i``."""
-    depth = 0
-    for j in range(i, len(parts)):
-        p = parts[j]
-        if depth == 0 and _punct(p, ";", ","):
-            return j
-        depth += _depth(p)
-        if depth < 0:
-            return j
-    return len(parts)
-
-
 def pointer_names(parts: Iterable, words: frozenset[str], found: set[str]) -> None:
     """Names declared as pointers to half: ``half* p``, ``const T *p``."""
     parts = list(parts)
@@ -146,6 +136,8 @@ class StorageRewriter:
         self.words = words
         self.pointers = pointers
         self.used_bits = False
+        #: The structs' half fields (:mod:`portakern.lower.half_fields`), where any.
+        self.fields = None
 
     def parts(self, parts: list) -> list:
         out: list = []
@@ -153,6 +145,11 @@ class StorageRewriter:
         n = len(parts)
         while i < n:
             p = parts[i]
+            if self.fields is not None and isinstance(p, Token):
+                after = self.fields.use(self, parts, i, out)
+                if after is not None:
+                    i = after
+                    continue
             if isinstance(p, Call) and p.macro in _BIT_MACROS:
                 out += self.bits(p)
             elif isinstance(p, Call):
@@ -219,7 +216,7 @@ class StorageRewriter:
         else:
             out += [Gen(f"{self.LOAD}("), *index, Gen(", "), name, Gen(")")]
             return close + 1
-        end = _expression_end(parts, start)
+        end = expression_end(parts, start)
         value = self.parts(parts[start:end])
         if op is not None:
             value = [Gen(f"{self.LOAD}("), *index, Gen(", "), name, Gen(f") {op} ("), *value,
@@ -229,13 +226,16 @@ class StorageRewriter:
 
 
 def half_storage(sections: list[list], words: frozenset[str],
-                 pointers: Iterable[str]) -> list[list]:
+                 pointers: Iterable[str], bindings: dict[str, str] | None = None,
+                 kernel: str = "") -> list[list]:
     """Each part list of ``sections`` (helpers, body, local declarations) rewritten for
-    half storage; ``pointers`` are the kernel's half array parameters."""
+    half storage; ``pointers`` are the kernel's half array parameters. The half fields of
+    the helpers' structs are their bits (:mod:`portakern.lower.half_fields`)."""
     found = set(pointers)
     for s in sections:
         pointer_names(s, words, found)
     rewriter = StorageRewriter(words, found)
+    rewriter.fields = half_fields(sections, bindings or {}, kernel)
     out = [rewriter.parts(list(s)) for s in sections]
     if rewriter.used_bits and out:
         out[0] = [Gen(_BIT_HELPERS), *out[0]]
@@ -254,7 +254,7 @@ def storage_variant(lowered, helpers: list, body: list, bindings: dict[str, str]
     scalars = {p.name: f"pk_bits_{p.name}" for p in lowered.params
                if not p.pointer and p.type in words}
     sections = [helpers, body, *(lowered.localmem if local is None else local)]
-    helpers, body, *local = half_storage(sections, words, arrays)
+    helpers, body, *local = half_storage(sections, words, arrays, bindings, lowered.name)
     prologue = [Gen(f"const float {name} = vload_half(0, (const half*)&{bits});\n")
                 for name, bits in scalars.items()]
     return helpers, prologue + body, local, scalars

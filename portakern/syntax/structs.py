@@ -1,6 +1,6 @@
 """The structs a module declares, and struct types on kernel parameters.
 
-``typedef struct { float d; uint8_t qs[16]; } block_q4_0;`` or ``struct name { ... };``
+``typedef struct { half d; uint8_t qs[16]; } block_q4_0;`` or ``struct name { ... };``
 in the helper code makes ``block_q4_0`` (``name``) a type (DESIGN section 1a,
 "Structs"): usable for locals, helper parameters and results, ``@localmem`` and as the
 element type of an array parameter (``const block_q4_0* blocks``). A struct's name is

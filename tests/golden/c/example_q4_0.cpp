@@ -20,40 +20,43 @@ static inline float pk_fmin(float a, float b) { return __builtin_isnan(b) || a <
 static inline float pk_fmax(float a, float b) { return __builtin_isnan(b) || a > b ? a : b; }
 static inline double pk_fmin(double a, double b) { return __builtin_isnan(b) || a < b ? a : b; }
 static inline double pk_fmax(double a, double b) { return __builtin_isnan(b) || a > b ? a : b; }
+static inline _Float16 pk_fmin(_Float16 a, _Float16 b) { return __builtin_isnan(b) || a < b ? a : b; }
+static inline _Float16 pk_fmax(_Float16 a, _Float16 b) { return __builtin_isnan(b) || a > b ? a : b; }
 #define fmin pk_fmin
 #define fmax pk_fmax
 template <typename T> static inline T rsqrt(T x) { return (T)1 / sqrt(x); }
 template <typename T> static inline T mad(T a, T b, T c) { return a * b + c; }
 // q4_0 dequantize: each block is a scale and 16 bytes packing 32 4-bit values.
 //
-// block_q4_0 is a struct type: the blocks array is a NumPy structured array of
-// dtype [('d', float32), ('qs', uint8, (16,))], checked against the layout the
-// target gives the struct. Value j of a block is its low nibble (j < 16) or the
-// high nibble of byte j - 16, minus 8, times the scale. (ggml's q4_0 stores the
-// scale as half; this example uses float, which every device stores.)
-#line 8 "portakern/examples/q4_0.pk"
+// block_q4_0 is ggml's struct type: the blocks array is a NumPy structured array
+// of dtype [('d', float16), ('qs', uint8, (16,))], checked against the layout the
+// target gives the struct (18 bytes). Value j of a block is its low nibble
+// (j < 16) or the high nibble of byte j - 16, minus 8, times the scale, in float.
+// The half scale is stored on every device: on one without half arithmetic
+// (PoCL) the field is its 16 bits, read through float.
+#line 9 "portakern/examples/q4_0.pk"
 #define QK4_0 32
 
 typedef struct {
-    float d;
+    _Float16 d;
     unsigned char qs[16];
 } block_q4_0;
 
 static inline float dequantize(const block_q4_0* b, int j) {
     const int q = j < QK4_0 / 2 ? (b->qs[j] & 15) : (b->qs[j - QK4_0 / 2] >> 4);
-    return b->d * (float)(q - 8);
+    return (float)b->d * (float)(q - 8);
 }
 
 
 
-#line 20 "portakern/examples/q4_0.pk"
+#line 21 "portakern/examples/q4_0.pk"
 static inline PK_ALWAYS_INLINE void pk_item_q4_0(float* y, const block_q4_0* __restrict__ blocks, const long long pk_n0, const long long pk_l0, const long long pk_g0, const long long pk_ls0, const long long pk_ng0)
 {
 
 const bool pk_active = (pk_g0 * pk_ls0 + pk_l0) < pk_n0;
 if (pk_active) {
     
-#line 21 "portakern/examples/q4_0.pk"
+#line 22 "portakern/examples/q4_0.pk"
 const long long i = ((pk_g0 * pk_ls0 + pk_l0));
     y[i] = dequantize(&blocks[i / QK4_0], (int)(i % QK4_0));
 }
