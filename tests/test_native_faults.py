@@ -321,7 +321,8 @@ def test_stack_arrays_travel_beside_the_rendering():
     assert got == {("t", 16384, False), ("acc", 512 * 3 * 8, True), ("x", 64, True)}
     cl = k.variant("opencl", (("T", "float"),), 1)
     assert ("t", 16384, False, True) in cl.fact("arrays")  # __local on OpenCL
-    warp = __import__("portakern.examples", fromlist=["get"]).get("warp_reduce").load().variant("opencl", (("T", "float"),), 1)
+    examples = __import__("portakern.examples", fromlist=["get"])
+    warp = examples.get("warp_reduce").load().variant("opencl", (("T", "float"),), 1)
     assert ("pk_sg0", 4 * 4096, False, True) in warp.fact("arrays")  # the hidden buffer
     assert "#define PK_SG_SLOTS 4096u" in warp.source  # the size the template declares
 

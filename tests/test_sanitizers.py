@@ -525,7 +525,8 @@ def test_racecheck_names_the_other_work_item_of_a_2d_group(cpu_path):
     # in group (1, 1), item (2, 4) reads t[1][0]; then item (3, 4) writes it
     assert (err.parameter, err.index, err.extent) == ("t", 4, 8)
     assert (err.other_work_item, err.work_item) == ((2, 4), (3, 4))
-    assert (err.other_lineno, err.lineno) == (_line(source, "? t[1 - r]"), _line(source, "t[r][c] = 2"))
+    assert (err.other_lineno, err.lineno) == (_line(source, "? t[1 - r]"),
+                                              _line(source, "t[r][c] = 2"))
 
 
 @pytest.mark.parametrize("body", [

@@ -57,8 +57,8 @@ from ..errors import (
     NDRangeError,
     PortakernError,
 )
-from .mlx_optional import (array_inputs, back_to, null_view, prologue, scalar_input,
-                           storage_dtype, viewed_arrays)
+from . import mlx_optional
+from .mlx_optional import array_inputs, back_to, null_view, prologue, scalar_input
 from .mlx_structs import param_dtypes, struct_params
 from .mlx_writeback import copy_kernel, writeback_modes
 
@@ -168,7 +168,7 @@ def numpy_dtype(mx_dtype: Any) -> np.dtype | None:
     try:
         return np.dtype(name)
     except TypeError:
-        return storage_dtype(name)
+        return mlx_optional.storage_dtype(name)
 
 
 def mlx_dtype(dtype: Any) -> Any:
@@ -249,7 +249,7 @@ def build_program(rendered: Any, dialect: str, cast64: bool = False,
     # MLX declares each input from its dtype, so a vector array (float4*) arrives as its
     # components; the prologue views it as vectors, which an MLX output cannot be: a
     # written one is staged (docs/language.md, "Vector types"); so is a complex one.
-    vectors = viewed_arrays(rendered.name, params, dict(rendered.bindings), dialect)
+    vectors = mlx_optional.viewed_arrays(rendered.name, params, dict(rendered.bindings), dialect)
     structs = struct_params(params, rendered.bindings)  # their bytes, viewed likewise
     modes.update({p.name: "staged" for p in params if p.writable and p.name in vectors + structs})
     inputs: list[InputSpec] = []
@@ -403,8 +403,6 @@ def _np_name(dt: np.dtype) -> str:
     return "bool" if dt.kind == "b" else dt.name
 
 
-from .mlx_optional import array_inputs, back_to, null_view, prologue, scalar_input, storage_dtype
-from .mlx_structs import param_dtypes, struct_params
 def translation_unit(program: Program, bindings: dict[str, str] | None = None,
                      shapes: dict[str, tuple[int, ...]] | None = None, **kwargs: Any) -> str:
     """The whole source MLX would compile for ``program``, for a check or an error message.

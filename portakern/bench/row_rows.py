@@ -86,14 +86,15 @@ def bench_rows(quick: bool = False, repeats: int = 7, budget: float = 2.0,
         kernel, wg, nd = ex.load(), ex.workgroupsize(), ex.ndrange(args)
         on_cpu = kernel(CPU(), wg)
         model = _numpy(name)
-        fns = [lambda: on_cpu(*args, ndrange=nd), lambda: model(x)]
+        fns = [lambda on_cpu=on_cpu, args=args, nd=nd: on_cpu(*args, ndrange=nd),
+               lambda model=model, x=x: model(x)]
         on_cpu(*args, ndrange=nd)
         oks = [ex.agrees(ex.outputs(args), want)]
         if pocl is not None:
             dev = ex.to_device(args, pocl)
             on_pocl = kernel(pocl, wg)
 
-            def pocl_run(dev: Any = dev, on_pocl: Any = on_pocl) -> None:
+            def pocl_run(dev: Any = dev, on_pocl: Any = on_pocl, nd: Any = nd) -> None:
                 on_pocl(*dev, ndrange=nd)
                 pocl.synchronize()
 

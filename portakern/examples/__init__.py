@@ -46,6 +46,7 @@ from types import MappingProxyType
 import numpy as np
 
 from .catalog import EXAMPLES_DIR, F32, F64, NUMERIC, U8, Example, copy_args
+from .complex_fir import fir_args, fir_ref
 from .elementwise import (
     darken_args,
     darken_ref,
@@ -69,7 +70,6 @@ from .elementwise import (
     vector_add_args,
     vector_add_ref,
 )
-from .complex_fir import fir_args, fir_ref
 from .f16 import f16_args, f16_ref
 from .inputs import (
     constant,
@@ -91,17 +91,6 @@ from .particles import (
     particles_ref,
     particles_shape,
 )
-from .rowwise import (
-    argsort_args,
-    argsort_ref,
-    group_norm_ref,
-    row_args,
-    row_eps_args,
-    row_ndrange,
-    rms_norm_ref,
-    shape_rows,
-    softmax_ref,
-)
 from .reductions import (
     argmax_args,
     argmax_ref,
@@ -118,6 +107,17 @@ from .reductions import (
     reduce_run,
     reduce_sum_ref,
     reduce_sum_total,
+)
+from .rowwise import (
+    argsort_args,
+    argsort_ref,
+    group_norm_ref,
+    rms_norm_ref,
+    row_args,
+    row_eps_args,
+    row_ndrange,
+    shape_rows,
+    softmax_ref,
 )
 from .structs import q4_0_args, q4_0_ref, q4_0_shape
 

@@ -22,6 +22,7 @@ from ..types import KNOWN_TYPES
 from .macros import macro_of
 from .ndarrays import MAX_AXES, nd_suffix
 from .optional import check_null_default, null_default
+from .structs import StructDef, check_struct_param, module_structs, refuse_declared_type
 from .tokens import (
     CLOSING,
     SourceMap,
@@ -32,7 +33,6 @@ from .tokens import (
     split_commas,
     tokenize,
 )
-from .structs import StructDef, check_struct_param, module_structs, refuse_declared_type
 from .vectors import VECTOR_TYPES, check_components
 from .vectors import check_param as check_vector_param
 

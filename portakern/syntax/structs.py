@@ -221,7 +221,7 @@ def tag_definition_ends(helpers: list[Token]) -> dict[int, str]:
     out: dict[int, str] = {}
     code = [(n, t) for n, t in enumerate(helpers) if t.kind not in ("ws", "comment", "pp")]
     depth = 0
-    for k, (n, t) in enumerate(code):
+    for k, (_n, t) in enumerate(code):
         if t.kind == "punct" and t.text in "([{":
             depth += 1
         elif t.kind == "punct" and t.text in ")]}":
