@@ -165,7 +165,10 @@ def _hidden_args(args: list[list], params: list[tuple[str, bool]], ids: list[lis
     for (_, pointer), arg in zip(params, args, strict=False):
         if pointer:
             off, extent, code = _where(arg, known)
-            out += [Gen(", "), *off, Gen(f", {extent}, {code}")]
+            if isinstance(extent, list):  # a @localmem or private array's size
+                out += [Gen(", "), *off, Gen(", "), *extent, Gen(f", {code}")]
+            else:
+                out += [Gen(", "), *off, Gen(f", {extent}, {code}")]
     return out
 
 
@@ -211,20 +214,26 @@ def _rewrite_calls(parts: list, helpers: dict[str, list[tuple[str, bool]]],
 
 
 def pass_extents(parts: list, helpers: dict[str, list[tuple[str, bool]]],
-                 arrays: dict[str, int], views: dict[str, str], ids_of, inside: bool) -> list:
+                 arrays: dict[str, int], views: dict[str, str], ids_of, inside: bool,
+                 local: dict[str, tuple[list, int]] | None = None) -> list:
     """The kernel's ``parts`` with each helper call passing the hidden debug arguments.
 
     ``arrays`` maps the kernel's flat array parameters to their positions, ``views``
     its pointer views to their arrays; ``ids_of(line, inside)`` gives the work-item's
-    index parts.
+    index parts. ``local`` maps each one-dimensional ``@localmem`` and private array to
+    its size (parts) and its fault code: a helper given one (or a view of one) checks
+    its subscripts against that size, and a fault names that array.
     """
     if not helpers:
         return parts
-    known = {a: ("0", f"pk_dbg[{16 + k}]", str(HELPER_CODE + k)) for a, k in arrays.items()}
+    known: dict[str, tuple[str, object, str]] = {
+        a: ("0", f"pk_dbg[{16 + k}]", str(HELPER_CODE + k)) for a, k in arrays.items()}
+    for name, (size, code) in (local or {}).items():
+        known[name] = ("0", size, str(code))
     for view, origin in views.items():
-        if origin in arrays:
-            k = arrays[origin]
-            known[view] = (f"({view} - {origin})", f"pk_dbg[{16 + k}]", str(HELPER_CODE + k))
+        if origin in known:
+            _, extent, code = known[origin]
+            known[view] = (f"({view} - {origin})", extent, code)
     return _rewrite_calls(parts, helpers, known, ids_of, inside)
 
 

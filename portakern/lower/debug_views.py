@@ -271,15 +271,32 @@ def debug_targets(kernel: KernelDef, module: Module
 
     kernel = replace(kernel, body=expand_macros(kernel.body, module.helpers, kernel.line))
     arrays = {p.name for p in kernel.params if p.pointer}
-    taken = {p.name for p in kernel.params} | set(localmem_names(kernel))
-    seen = views(kernel, arrays, taken)
+    local = localmem_names(kernel)
+    taken = {p.name for p in kernel.params} | set(local)
     macros = set()
     for t in module.helpers:
         if t.kind == "pp":
             m = re.match(r"#\s*define\s+([A-Za-z_]\w*)(?!\()", t.text)
             if m:
                 macros.add(m.group(1))
-    return seen, private_arrays(kernel, macros, taken | set(seen))
+    private = private_arrays(kernel, macros, taken)
+    flat = _flat_localmem(significant(kernel.body)) | {
+        n for n, dims in private.items() if len(dims) == 1}
+    seen = views(kernel, arrays | flat, taken - flat)
+    return seen, {n: d for n, d in private.items() if n not in seen}
+
+
+def _flat_localmem(sig: list[Token]) -> set[str]:
+    """The one-dimensional ``@localmem`` arrays among the significant tokens ``sig``."""
+    out = set()
+    for i, t in enumerate(sig):
+        if t.kind == "at" and t.text == "@localmem":
+            bracket = next((j for j in range(i + 1, len(sig)) if sig[j].is_punct("[")), None)
+            if bracket is not None:
+                close = _match_items(sig, bracket)
+                if not (close + 1 < len(sig) and sig[close + 1].is_punct("[")):
+                    out.add(sig[bracket - 1].text)
+    return out
 
 
 def _item_ids(ndim: int, line: int, inside: bool) -> list[list]:
