@@ -234,3 +234,35 @@ def test_a_launch_sized_localmem_is_checked_through_a_view(path: Any) -> None:
     err = info.value
     assert (err.parameter, err.index, err.extent) == ("s", 8, 8)
     assert err.work_item[0] % 8 == 7 and err.lineno == line_of(SIZED, "y[i] = here[off]")
+
+
+SIZED_HELPER = """
+float at(const float* s, long j) { return s[j]; }
+@kernel void sized_helper(float* y, const float* x, const long off) {
+    const long i = @index(Global, Linear);
+    const long l = @index(Local, Linear);
+    @localmem float s[@groupsize()];
+    s[l] = x[i];
+    @synchronize();
+    y[i] = at(s, @groupsize() - 1 - l + off);
+}
+"""
+
+
+def test_a_helper_given_a_launch_sized_localmem_checks_its_launch_extent(path: Any) -> None:
+    x = np.arange(16, dtype=np.float32)
+    try:
+        path.run(pk.kernel(SIZED_HELPER), np.zeros(16, np.float32), x, np.int64(0),
+                 ndrange=16, workgroupsize=8)
+    except (pk.CompilationError, pk.KernelSyntaxError) as e:
+        pytest.skip(f"{path.where}: a helper given a launch-sized @localmem does not build "
+                    f"outside debug mode either: {str(e).splitlines()[0]}")
+    k = pk.kernel(SIZED_HELPER, debug=True)
+    y, = path.run(k, np.zeros(16, np.float32), x, np.int64(0), ndrange=16,
+                  workgroupsize=8)[:1]
+    assert list(y) == list(x.reshape(2, 8)[:, ::-1].ravel())
+    with pytest.raises(pk.KernelFaultError) as info:
+        path.run(k, np.zeros(16, np.float32), x, np.int64(1), ndrange=16, workgroupsize=8)
+    err = info.value
+    assert (err.parameter, err.index, err.extent) == ("s", 8, 8)
+    assert err.work_item[0] % 8 == 0 and err.lineno == line_of(SIZED_HELPER, "return s[j]")
