@@ -266,3 +266,36 @@ def test_a_helper_given_a_launch_sized_localmem_checks_its_launch_extent(path: A
     err = info.value
     assert (err.parameter, err.index, err.extent) == ("s", 8, 8)
     assert err.work_item[0] % 8 == 0 and err.lineno == line_of(SIZED_HELPER, "return s[j]")
+
+
+ACROSS = """
+float first(const float* a) { return a[0]; }
+@kernel void across_barrier(float* y, const float* x, const long off) {
+    const long i = @index(Global, Linear);
+    const long l = @index(Local, Linear);
+    @localmem float t[8];
+    float acc[4];
+    float* p = acc + 1;
+    for (int j = 0; j < 4; j++) {
+        acc[j] = x[i] + j;
+    }
+    t[l] = acc[3];
+    @synchronize();
+    y[i] = p[off] + first(p + off) + t[7 - l] - acc[3];
+}
+"""
+
+
+def test_a_private_view_and_helper_across_a_barrier(path: Any, recwarn: Any) -> None:
+    k = pk.kernel(ACROSS, debug=True)
+    x = np.arange(16, dtype=np.float32)
+    y, = path.run(k, np.zeros(16, np.float32), x, np.int64(2), ndrange=16,
+                  workgroupsize=8)[:1]
+    assert list(y) == list((x + 3) + x.reshape(2, 8)[:, ::-1].ravel() + 3)
+    # The debug rendering builds where the plain one does (no fallback to OpenCL).
+    assert not [w for w in recwarn if issubclass(w.category, pk.NativeFallbackWarning)]
+    with pytest.raises(pk.KernelFaultError) as info:
+        path.run(k, np.zeros(16, np.float32), x, np.int64(3), ndrange=16, workgroupsize=8)
+    err = info.value
+    assert (err.parameter, err.index, err.extent) == ("acc", 4, 4)
+    assert err.lineno in (line_of(ACROSS, "y[i] = p[off]"), line_of(ACROSS, "return a[0]"))

@@ -10,7 +10,9 @@ the array's argument position). Each call of a
 helper, in the kernel (:func:`pass_extents`) or in a helper (:func:`check_helpers`),
 passes them: for ``y``, an array parameter, offset 0 and ``y``'s extent; for a view
 (``row = x + i * n``, :mod:`.debug_views`) or ``y + e``, ``&y[e]``, the offset into
-the array; for a helper's own parameter, its hidden values, plus the offset. A
+the array; for a one-dimensional ``@localmem`` or private array (or a view of one), its
+offset, its size and its own fault code, so a fault names it; for a helper's own
+parameter, its hidden values, plus the offset. A
 subscript ``a[e]`` in the helper is then checked as ``a[o + e]`` against the extent
 (``checked_local``, which gives the first element of the array after recording the
 fault), so the report names the kernel's array and the index into it; ``*(a + i)`` and

@@ -10,6 +10,9 @@ Two passes around :func:`~portakern.lower.subscripts.check_subscripts`:
   ``*p``, is ``p[i]``, ``p[-(i)]`` and ``p[0]`` first. A view counts only where the kernel declares
   it once, from the array (``x``, ``x + e``, ``x - e``, ``&x[e]``) and never assigns it
   another value (``++``, ``+=`` keep it in the same array; ``row - x`` stays exact).
+  A view of a one-dimensional ``@localmem`` or private array (``float* row = tile + k;``)
+  becomes ``tile[(row - tile) + (j)]`` the same way, which the ``@localmem`` and private
+  checks (and the initcheck and racecheck) then see as a subscript of ``tile``.
 * :func:`check_private`, after it: each subscript of a private array (``@private T
   a[4]`` or a plain ``T a[4]`` declared once in the kernel body, with constant sizes)
   is checked one dimension at a time like a ``@localmem`` array's

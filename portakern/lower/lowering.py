@@ -260,6 +260,11 @@ def lower_kernel(kernel: KernelDef, module: Module, ndim: int, *,
                  if len(d) == 1}
         local.update({n: (d[0], -1 - 16 * (len(lw.local_dims) + k))
                       for k, (n, d) in enumerate(private.items()) if len(d) == 1})
+        if lockstep:  # a view living across a barrier whose private array does not
+            hoisted = {m for it in walk_parts(body) if isinstance(it, Gen)  # (unchecked)
+                       for m in re.findall(r"pk_priv_(\w+)\[pk_items\]", it.text)}
+            views = {v: o for v, o in views.items()
+                     if not (o in private and v in hoisted and o not in hoisted)}
         checked = pass_extents(rewrite_views(body, arrays | set(local), views), helpers, flat,
                                views, lambda line, inside: item_ids(ndim, line, inside),
                                not lockstep, local)
