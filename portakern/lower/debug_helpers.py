@@ -10,7 +10,9 @@ the array's argument position). Each call of a
 helper, in the kernel (:func:`pass_extents`) or in a helper (:func:`check_helpers`),
 passes them: for ``y``, an array parameter, offset 0 and ``y``'s extent; for a view
 (``row = x + i * n``, :mod:`.debug_views`) or ``y + e``, ``&y[e]``, the offset into
-the array; for a helper's own parameter, its hidden values, plus the offset. A
+the array; for a one-dimensional ``@localmem`` or private array (or a view of one), its
+offset, its size and its own fault code, so a fault names it; for a helper's own
+parameter, its hidden values, plus the offset. A
 subscript ``a[e]`` in the helper is then checked as ``a[o + e]`` against the extent
 (``checked_local``, which gives the first element of the array after recording the
 fault), so the report names the kernel's array and the index into it; ``*(a + i)`` and
@@ -165,7 +167,10 @@ def _hidden_args(args: list[list], params: list[tuple[str, bool]], ids: list[lis
     for (_, pointer), arg in zip(params, args, strict=False):
         if pointer:
             off, extent, code = _where(arg, known)
-            out += [Gen(", "), *off, Gen(f", {extent}, {code}")]
+            if isinstance(extent, list):  # a @localmem or private array's size
+                out += [Gen(", "), *off, Gen(", "), *extent, Gen(f", {code}")]
+            else:
+                out += [Gen(", "), *off, Gen(f", {extent}, {code}")]
     return out
 
 
@@ -211,20 +216,26 @@ def _rewrite_calls(parts: list, helpers: dict[str, list[tuple[str, bool]]],
 
 
 def pass_extents(parts: list, helpers: dict[str, list[tuple[str, bool]]],
-                 arrays: dict[str, int], views: dict[str, str], ids_of, inside: bool) -> list:
+                 arrays: dict[str, int], views: dict[str, str], ids_of, inside: bool,
+                 local: dict[str, tuple[list, int]] | None = None) -> list:
     """The kernel's ``parts`` with each helper call passing the hidden debug arguments.
 
     ``arrays`` maps the kernel's flat array parameters to their positions, ``views``
     its pointer views to their arrays; ``ids_of(line, inside)`` gives the work-item's
-    index parts.
+    index parts. ``local`` maps each one-dimensional ``@localmem`` and private array to
+    its size (parts) and its fault code: a helper given one (or a view of one) checks
+    its subscripts against that size, and a fault names that array.
     """
     if not helpers:
         return parts
-    known = {a: ("0", f"pk_dbg[{16 + k}]", str(HELPER_CODE + k)) for a, k in arrays.items()}
+    known: dict[str, tuple[str, object, str]] = {
+        a: ("0", f"pk_dbg[{16 + k}]", str(HELPER_CODE + k)) for a, k in arrays.items()}
+    for name, (size, code) in (local or {}).items():
+        known[name] = ("0", size, str(code))
     for view, origin in views.items():
-        if origin in arrays:
-            k = arrays[origin]
-            known[view] = (f"({view} - {origin})", f"pk_dbg[{16 + k}]", str(HELPER_CODE + k))
+        if origin in known:
+            _, extent, code = known[origin]
+            known[view] = (f"({view} - {origin})", extent, code)
     return _rewrite_calls(parts, helpers, known, ids_of, inside)
 
 

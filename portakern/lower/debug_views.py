@@ -10,6 +10,9 @@ Two passes around :func:`~portakern.lower.subscripts.check_subscripts`:
   ``*p``, is ``p[i]``, ``p[-(i)]`` and ``p[0]`` first. A view counts only where the kernel declares
   it once, from the array (``x``, ``x + e``, ``x - e``, ``&x[e]``) and never assigns it
   another value (``++``, ``+=`` keep it in the same array; ``row - x`` stays exact).
+  A view of a one-dimensional ``@localmem`` or private array (``float* row = tile + k;``)
+  becomes ``tile[(row - tile) + (j)]`` the same way, which the ``@localmem`` and private
+  checks (and the initcheck and racecheck) then see as a subscript of ``tile``.
 * :func:`check_private`, after it: each subscript of a private array (``@private T
   a[4]`` or a plain ``T a[4]`` declared once in the kernel body, with constant sizes)
   is checked one dimension at a time like a ``@localmem`` array's
@@ -271,15 +274,32 @@ def debug_targets(kernel: KernelDef, module: Module
 
     kernel = replace(kernel, body=expand_macros(kernel.body, module.helpers, kernel.line))
     arrays = {p.name for p in kernel.params if p.pointer}
-    taken = {p.name for p in kernel.params} | set(localmem_names(kernel))
-    seen = views(kernel, arrays, taken)
+    local = localmem_names(kernel)
+    taken = {p.name for p in kernel.params} | set(local)
     macros = set()
     for t in module.helpers:
         if t.kind == "pp":
             m = re.match(r"#\s*define\s+([A-Za-z_]\w*)(?!\()", t.text)
             if m:
                 macros.add(m.group(1))
-    return seen, private_arrays(kernel, macros, taken | set(seen))
+    private = private_arrays(kernel, macros, taken)
+    flat = _flat_localmem(significant(kernel.body)) | {
+        n for n, dims in private.items() if len(dims) == 1}
+    seen = views(kernel, arrays | flat, taken - flat)
+    return seen, {n: d for n, d in private.items() if n not in seen}
+
+
+def _flat_localmem(sig: list[Token]) -> set[str]:
+    """The one-dimensional ``@localmem`` arrays among the significant tokens ``sig``."""
+    out = set()
+    for i, t in enumerate(sig):
+        if t.kind == "at" and t.text == "@localmem":
+            bracket = next((j for j in range(i + 1, len(sig)) if sig[j].is_punct("[")), None)
+            if bracket is not None:
+                close = _match_items(sig, bracket)
+                if not (close + 1 < len(sig) and sig[close + 1].is_punct("[")):
+                    out.add(sig[bracket - 1].text)
+    return out
 
 
 def _item_ids(ndim: int, line: int, inside: bool) -> list[list]:

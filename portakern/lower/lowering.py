@@ -254,8 +254,20 @@ def lower_kernel(kernel: KernelDef, module: Module, ndim: int, *,
         views, private = debug_targets(written, module)
         flat = {p.name: p.index for p in kernel.params if p.pointer and not p.axes}
         helpers = helper_pointers(expand_macros(module.helpers))
-        checked = pass_extents(rewrite_views(body, arrays, views), helpers, flat, views,
-                               lambda line, inside: item_ids(ndim, line, inside), not lockstep)
+        # Pointers into 1-d @localmem and private arrays are checked like views of
+        # parameters, and a helper given one checks it against the array's extent.
+        local = {n: (d[0], -1 - 16 * k) for k, (n, d) in enumerate(lw.local_dims.items())
+                 if len(d) == 1}
+        local.update({n: (d[0], -1 - 16 * (len(lw.local_dims) + k))
+                      for k, (n, d) in enumerate(private.items()) if len(d) == 1})
+        if lockstep:  # a view living across a barrier whose private array does not
+            hoisted = {m for it in walk_parts(body) if isinstance(it, Gen)  # (unchecked)
+                       for m in re.findall(r"pk_priv_(\w+)\[pk_items\]", it.text)}
+            views = {v: o for v, o in views.items()
+                     if not (o in private and v in hoisted and o not in hoisted)}
+        checked = pass_extents(rewrite_views(body, arrays | set(local), views), helpers, flat,
+                               views, lambda line, inside: item_ids(ndim, line, inside),
+                               not lockstep, local)
         checked = check_subscripts(checked, arrays, ndim,
                                    inside_item=not lockstep, local=lw.local_dims)
         checked = check_private(checked, private, len(lw.local_dims), ndim,
