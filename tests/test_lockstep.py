@@ -238,3 +238,28 @@ def test_a_condition_that_only_starts_with_lid_less_than_is_no_limit():
     _run(kernel, y, ndrange=16, workgroupsize=8)
     lid = np.tile(np.arange(8), 2)
     np.testing.assert_array_equal(y, np.where(lid >= 2, 1 + lid, 0))
+
+
+POINTED_INTO = """
+@kernel void pointed(float* y, const float* x) {
+    const long i = @index(Global, Linear);
+    float acc[4];
+    float* p = acc + 1;
+    const float* q = &acc[0];
+    for (int j = 0; j < 4; j++) acc[j] = x[i] + j;
+    @synchronize();
+    y[i] = p[0] + p[2] + q[1];
+}
+"""
+
+
+@native
+def test_a_private_array_a_pointer_holds_across_a_barrier_lives_on_with_it():
+    # Only p and q are named after the barrier; acc must outlive the first loop too
+    # (it used to be that loop's local, and p read dead stack memory: 18 for every item).
+    k = pk.kernel(POINTED_INTO)
+    assert "pk_priv_acc[pk_items]" in k.render("c", ndim=1)
+    x = np.arange(16, dtype=np.float32)
+    y = np.zeros(16, np.float32)
+    k(pk.CPU(), 8)(y, x, ndrange=16)
+    np.testing.assert_array_equal(y, (x + 1) + (x + 3) + (x + 1))

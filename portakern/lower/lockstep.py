@@ -461,17 +461,44 @@ class LockstepLowerer(Lowerer):
 
     # -- where a run's declarations live ----------------------------------------------
     def split_run(self, run: list[list]) -> tuple[list, list]:
-        # How often each name occurs in this run, for stays_in_run.
+        # How often each name occurs in this run, and where, for stays_in_run.
         self.here = Counter(w for stmt in run for w in _words(stmt))
+        self.run_tokens = [t for stmt in run for t in _tokens(stmt)
+                           if t.kind not in ("ws", "comment")]
         return super().split_run(run)
 
     def stays_in_run(self, stmt: list) -> bool:
         names = self.declared_in(stmt)
-        if names and all(self.here[n] == self.counts[n] for n in names):
+        if names and all(self.here[n] == self.counts[n] for n in names) \
+                and not self.pointed_into(self.arrays_in(stmt)):
             return True  # loop-local: nothing outside this run names it
         if names and self.recomputable(stmt, names):
             self.pending.append((self.recomputed(stmt), names))
             return True  # declared here; repeated in every later loop
+        return False
+
+    def arrays_in(self, stmt: list) -> list[str]:
+        """The names a declaration statement declares as arrays (``float acc[4]``)."""
+        split = self.split_declaration(stmt)
+        out = []
+        for decl in split_after(split[0], ";") if split is not None else []:
+            at = declarator_name(decl)
+            if at is not None and isinstance(decl[at], Token) and is_tok(
+                    next(iter(code(decl[at + 1:])), None), "["):
+                out.append(decl[at].text)
+        return out
+
+    def pointed_into(self, names: list[str]) -> bool:
+        """Whether this run uses one of ``names`` other than as ``name[...]``: a pointer may
+        then hold its address (``float* p = acc + 1;``) and outlive the run, so the array
+        must live on as a per-item array like the pointer."""
+        toks = self.run_tokens if names else []
+        for n, t in enumerate(toks):
+            if t.kind == "id" and t.text in names:
+                subscript = n + 1 < len(toks) and toks[n + 1].text == "["
+                declared = n > 0 and toks[n - 1].kind == "id"  # ``float acc[4]``
+                if not declared and (not subscript or n > 0 and toks[n - 1].text == "&"):
+                    return True
         return False
 
     def declared_in(self, stmt: list) -> list[str]:
