@@ -31,7 +31,7 @@ unknown extents (:func:`_outside`).
 from __future__ import annotations
 
 from ..syntax.language import Token
-from ..syntax.parts import Call, Gen
+from ..syntax.parts import Call, Gen, item_step
 from ..syntax.parts import is_tok as _is_tok
 from ..syntax.parts import match_items as _match_items
 from ..syntax.parts import split_top as _split_top
@@ -183,11 +183,9 @@ def _rewrite_calls(parts: list, helpers: dict[str, list[tuple[str, bool]]],
     n = 0
     while n < len(parts):
         it = parts[n]
-        if isinstance(it, Call) and it.macro == "items_begin":
-            depth += 1
-        elif isinstance(it, Call) and it.macro == "items_end":
-            depth -= 1
-        elif isinstance(it, Call) and any(isinstance(a, list) for a in it.args):
+        step = item_step(it)
+        depth += step
+        if not step and isinstance(it, Call) and any(isinstance(a, list) for a in it.args):
             # User code inside a primitive (a subgroup collective's value, say).
             it = Call(it.macro, tuple(
                 _rewrite_calls(a, helpers, known, ids_of, depth >= 0, record)

@@ -26,7 +26,7 @@ import re
 from dataclasses import replace
 
 from ..syntax.language import KernelDef, Module, Token, significant
-from ..syntax.parts import Call, Gen, is_unary
+from ..syntax.parts import Call, Gen, is_unary, item_step
 from ..syntax.parts import is_tok as _is_tok
 from ..syntax.parts import match_items as _match_items
 
@@ -334,10 +334,7 @@ def check_private(parts: list, private: dict[str, list[list]], first: int, ndim:
     n = 0
     while n < len(parts):
         it = parts[n]
-        if isinstance(it, Call) and it.macro == "items_begin":
-            depth += 1
-        elif isinstance(it, Call) and it.macro == "items_end":
-            depth -= 1
+        depth += item_step(it)
         prev = _last_code(out)
         if isinstance(it, Token) and it.kind == "id" and it.text in private \
                 and not _is_tok(prev, ".", "->", "::") and not _declares(prev):

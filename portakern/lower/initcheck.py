@@ -38,7 +38,7 @@ On OpenCL (PoCL) the shadows are ``@localmem`` arrays of their own
 from __future__ import annotations
 
 from ..syntax.language import Token
-from ..syntax.parts import BARRIER, Call, Gen, walk_parts
+from ..syntax.parts import BARRIER, Call, Gen, item_step, walk_parts
 from ..syntax.parts import is_tok as _is_tok
 from ..syntax.parts import match_items as _match_items
 from .racecheck import RACE_DIMENSION
@@ -179,10 +179,7 @@ def check_reads(parts: list, have: dict[str, int], dims: dict[str, list[list]], 
     n = 0
     while n < len(parts):
         it = parts[n]
-        if isinstance(it, Call) and it.macro == "items_begin":
-            depth += 1
-        elif isinstance(it, Call) and it.macro == "items_end":
-            depth -= 1
+        depth += item_step(it)
         if not (isinstance(it, Token) and it.kind == "id" and it.text in have):
             out.append(it)
             n += 1
@@ -293,10 +290,9 @@ def fast_runs(parts: list) -> list:
         end, depth = n + 1, 1
         while end < len(parts):
             p = parts[end]
-            if isinstance(p, Call) and p.macro in ("items_begin", "items_end"):
-                depth += 1 if p.macro == "items_begin" else -1
-                if depth == 0:
-                    break
+            depth += item_step(p)
+            if depth == 0:
+                break
             end += 1
         body = parts[n + 1:end + 1]  # through items_end
         calls = [c for c in walk_parts(body) if isinstance(c, Call) and c.macro in _DEBUG_CALLS]

@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 
 from ..syntax.language import Token
-from ..syntax.parts import BARRIER, Call, Gen
+from ..syntax.parts import BARRIER, Call, Gen, item_step
 
 __all__ = ["FIELDS_NAME", "RACE_DIMENSION", "RACE_FIELDS", "bump_epochs", "group_race_shadows",
            "quiet_reads"]
@@ -122,11 +122,9 @@ def quiet_reads(parts: list) -> list:
     for n in range(len(parts) + 1):
         it = parts[n] if n < len(parts) else None
         if it is not None and not (isinstance(it, Call) and it.macro == BARRIER):
-            if isinstance(it, Call) and it.macro == "items_begin":
-                depth += 1
-            elif isinstance(it, Call) and it.macro == "items_end":
-                depth -= 1
-            elif depth == 0 and not _straight(it):
+            step = item_step(it)
+            depth += step
+            if not step and depth == 0 and not _straight(it):
                 straight = False
             continue
         stretch = parts[start:n]

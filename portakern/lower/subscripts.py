@@ -27,7 +27,7 @@ from ..syntax.language import (
     split_commas,
 )
 from ..syntax.parts import SUBGROUP as _SUBGROUP
-from ..syntax.parts import Call, Gen
+from ..syntax.parts import Call, Gen, item_step
 from ..syntax.parts import is_tok as _is_tok
 from ..syntax.parts import match_items as _match_items
 
@@ -171,11 +171,9 @@ def check_subscripts(parts: list, arrays: set[str], ndim: int, *,
     n = 0
     while n < len(parts):
         it = parts[n]
-        if isinstance(it, Call) and it.macro == "items_begin":
-            depth += 1
-        elif isinstance(it, Call) and it.macro == "items_end":
-            depth -= 1
-        elif isinstance(it, Call) and it.macro == _SUBGROUP:
+        step = item_step(it)
+        depth += step
+        if not step and isinstance(it, Call) and it.macro == _SUBGROUP:
             # The value and lane arguments of a subgroup collective are user code.
             it = Call(it.macro, tuple(
                 check_subscripts(a, arrays, ndim, inside_item=depth >= 0, local=local)

@@ -19,7 +19,7 @@ from .tokens import SourceMap, Token
 __all__ = ["Gen", "Call", "UniformMark", "BARRIER", "GROUPREDUCE", "SUBGROUP", "BLANK",
            "is_barrier", "walk_parts", "code", "is_tok", "declarator_name", "split_after",
            "split_gen", "split_top", "match_items", "declarators", "declared_name", "is_unary",
-           "match_back", "assigned_target", "operand_target", "split_array"]
+           "match_back", "assigned_target", "operand_target", "split_array", "item_step"]
 
 #: Token kinds that are not code for the statement structure: blanks, comments and
 #: preprocessor lines (a ``#pragma unroll`` belongs to the statement after it).
@@ -163,6 +163,14 @@ def split_top(items: list, sep: str, gen_sep: str | None = None) -> list[list]:
             continue
         chunks[-1].append(it)
     return chunks
+
+
+def item_step(it: object) -> int:
+    """+1 where a lowered work-item loop opens (``items_begin``), -1 where it closes
+    (``items_end``), else 0: the walks that track whether code runs per work-item add it."""
+    if isinstance(it, Call) and it.macro in ("items_begin", "items_end"):
+        return 1 if it.macro == "items_begin" else -1
+    return 0
 
 
 def match_items(items: list, open_at: int) -> int:
