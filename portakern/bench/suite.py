@@ -227,7 +227,7 @@ kernel = pk.kernel.from_file(sys.argv[1])
 kernel(y, x, np.float32(2), ndrange=y.shape)
 t4 = time.perf_counter()
 print(json.dumps({"numpy": t1 - t0, "import": t2 - t1, "runtime": t3 - t2,
-                  "ready": t4 - t3}))
+                  "ready": t4 - t3, "total": t4 - t1}))
 """
 
 
@@ -243,20 +243,33 @@ def bench_startup(repeats: int) -> list[Row]:
     """New processes: cold caches once, then warm caches (median of ``repeats``)."""
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="portakern-bench-") as tmp:
+        # Python's bytecode cache is one of the warm caches: a `pip install` writes it, but
+        # PYTHONDONTWRITEBYTECODE (set on some CI images and containers) would make every
+        # new process compile portakern's modules from source again (~100 ms), which no
+        # installed user pays. The children write and read it under a temporary prefix.
         env = dict(os.environ, PORTAKERN_CACHE_DIR=os.path.join(tmp, "pk"),
-                   POCL_CACHE_DIR=os.path.join(tmp, "pocl"), PORTAKERN_CACHE="1")
+                   POCL_CACHE_DIR=os.path.join(tmp, "pocl"), PORTAKERN_CACHE="1",
+                   PYTHONPYCACHEPREFIX=os.path.join(tmp, "pycache"))
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         cold = _startup_once(env)
         warm_runs = [_startup_once(env) for _ in range(max(3, repeats))]
     warm = {k: statistics.median(r[k] for r in warm_runs) for k in warm_runs[0]}
     note = "new process, saxpy from its .pk file"
+    rows.append(Row("new process to a ready kernel", "CPU", warm["total"], "target", 0.05,
+                    warm["total"] / 0.05, target="< 50 ms", meets=warm["total"] < 0.05,
+                    note=note + "; import portakern, get_backend, pk.kernel() and the first "
+                    "launch, warm caches (DESIGN §4's second process)"))
     rows.append(Row("ready kernel, warm caches", "CPU", warm["ready"], "target", 0.05,
                     warm["ready"] / 0.05, target="< 50 ms", meets=warm["ready"] < 0.05,
-                    note=note + "; pk.kernel() to the first launch done, runtime started"))
+                    note=note + "; pk.kernel() to the first launch done, runtime started (it "
+                    "loads the kernel pipeline)"))
     rows.append(Row("first call, cold caches", "CPU", cold["ready"], "warm caches",
                     warm["ready"], cold["ready"] / warm["ready"],
                     note=note + "; empty portakern and PoCL caches"))
-    rows.append(Row("import portakern", "CPU", warm["import"], "import numpy",
-                    warm["numpy"], warm["import"] / warm["numpy"], note=note))
+    rows.append(Row("import portakern", "CPU", warm["import"], "target", 0.02,
+                    warm["import"] / 0.02, target="< 20 ms", meets=warm["import"] < 0.02,
+                    note=note + f"; after import numpy ({warm['numpy'] * 1e3:.0f} ms); the "
+                    "pipeline loads on first use (get_backend, pk.kernel)"))
     rows.append(Row("CPU backend start", "CPU", warm["runtime"], "target", 0.05,
                     warm["runtime"] / 0.05,
                     note=note + "; get_backend + check_available: the native path's "
