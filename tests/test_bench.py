@@ -210,6 +210,23 @@ def test_interleaved_medians():
     assert calls["a"] == calls["b"] > 5
 
 
+def test_blocked_times_each_function_in_blocks_of_its_own(monkeypatch):
+    # The matmul rows (OpenBLAS's threads spin after a call): each block is one untimed
+    # call, then that function's samples back to back; two rounds of blocks.
+    monkeypatch.setattr(measure, "_SETTLE", 0)
+    order: list[str] = []
+    ta, tb = measure.blocked([lambda: order.append("a"), lambda: order.append("b")],
+                             repeats=4, budget=10.0)
+    assert ta > 0 and tb > 0
+    runs = [order[0]]
+    for x, y in zip(order, order[1:], strict=False):
+        if x != y:
+            runs.append(y)
+    # The warm-up calls (a, b), then blocks a, b, a, b: no sample alternates.
+    assert runs == ["a", "b", "a", "b", "a", "b"], runs
+    assert order.count("a") == order.count("b") >= 1 + 2 * (1 + 2)
+
+
 def test_plain_progress(capsys):
     p = measure.ProgressBar(2)
     p._kind = "plain"  # whatever is installed, test the fallback

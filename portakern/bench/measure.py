@@ -92,6 +92,44 @@ def interleaved(fns: Sequence[Callable[[], Any]], repeats: int,
     return [statistics.median(t) for t in times]
 
 
+#: Seconds :func:`blocked` waits before each block: longer than OpenBLAS's helper threads
+#: keep spinning after a call returns (on the 2-core development machine, 2026-12-03: 26-38
+#: ms of CPU time within 0.1-0.2 s of ``np.matmul`` returning, none after that).
+_SETTLE = 0.25
+
+
+def blocked(fns: Sequence[Callable[[], Any]], repeats: int, budget: float) -> list[float]:
+    """Median seconds per call of each function, each timed in blocks of its own.
+
+    For a baseline that leaves threads running after it returns: OpenBLAS's helper
+    threads spin for about 0.1 s after each ``np.matmul``, so a kernel sampled right
+    after one (as :func:`interleaved` does) shares the cores with them and reads up to
+    twice as slow as on its own. Here each block waits :data:`_SETTLE` seconds, calls its
+    function once untimed, then takes its samples back to back; the blocks alternate
+    (two rounds, where there are four samples or more), so a change in the machine's load
+    still falls on both sides. Samples and ``calls`` per sample as in :func:`interleaved`.
+    """
+    first = []
+    for fn in fns:
+        t = time.perf_counter()
+        fn()
+        first.append(time.perf_counter() - t)
+    calls = max(1, math.ceil(_MIN_SAMPLE / max(min(first), 1e-9)))
+    n = max(min(3, repeats), min(repeats, int(budget / max(calls * sum(first), 1e-9))))
+    rounds = 2 if n >= 4 else 1
+    times: list[list[float]] = [[] for _ in fns]
+    for r in range(rounds):
+        for fn, out in zip(fns, times, strict=True):
+            time.sleep(_SETTLE)
+            fn()
+            for _ in range(n // rounds + (r < n % rounds)):
+                t = time.perf_counter()
+                for _ in range(calls):
+                    fn()
+                out.append((time.perf_counter() - t) / calls)
+    return [statistics.median(t) for t in times]
+
+
 def host_arrays(backend: Any) -> bool:
     """Whether ``backend`` launches NumPy arrays in place (as the CPU peers take them).
 

@@ -53,6 +53,10 @@ class Workload:
     peers : tuple of str
         Other baselines (:data:`PEERS`): Numba, numexpr, a C++ loop. A peer whose
         package is not installed is left out of the run.
+    blocked : bool
+        Time the kernel and NumPy in blocks of their own (:func:`.measure.blocked`), not
+        in alternating samples: for a NumPy call that leaves threads spinning after it
+        returns (OpenBLAS's ``np.matmul``), which would take the cores from the kernel.
     """
 
     name: str
@@ -71,6 +75,7 @@ class Workload:
     make_args: Callable[[Any, np.random.Generator], tuple] | None = None
     limit: float | None = None
     peers: tuple[str, ...] = ()
+    blocked: bool = False
 
 
 def _nbytes(*which: int) -> Callable[[tuple], float]:
@@ -248,15 +253,18 @@ WORKLOADS: tuple[Workload, ...] = (
     Workload("jacobi", "jacobi", (4000, 4000), (64, 64), _numpy_jacobi, "fused",
              bytes=_nbytes(0, 1), flops=lambda a: 4.0 * a[0].size, source=_JACOBI,
              make_args=_jacobi_args, peers=("numba_jacobi", "numexpr_jacobi")),
+    # Timed in blocks (blocked=True): after each np.matmul OpenBLAS's helper thread spins
+    # for about 0.1 s, and a kernel sampled right after one shared the 2 cores with it
+    # (15-25% of OpenBLAS alternated, 32-37% back to back; docs/performance.md).
     Workload("matmul_tiled", "matmul_tiled", 1024, 64, _numpy_matmul,
              flops=lambda a: 2.0 * a[1].shape[0] * a[1].shape[1] * a[2].shape[1],
-             cupy="matmul"),
+             cupy="matmul", blocked=True),
     # The same example with 32 x 32 tiles (1024 work-items a group, the most CUDA and
     # Metal allow; some OpenCL GPUs allow 256, hence not the example's default): each
     # tile element loaded feeds twice the FMAs (docs/performance.md).
     Workload("matmul_tiled32", "matmul_tiled", 1024, 64, _numpy_matmul,
              flops=lambda a: 2.0 * a[1].shape[0] * a[1].shape[1] * a[2].shape[1],
-             constants={"TILE": 32}, cupy="matmul"),
+             constants={"TILE": 32}, cupy="matmul", blocked=True),
     Workload("particle_push", "particle_push", 10**6, 10**3, _numpy_particles200, "fused",
              flops=lambda a: 21.0 * _NSTEPS * a[0].shape[1],
              constants={"NSTEPS": _NSTEPS}),
