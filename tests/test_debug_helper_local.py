@@ -1,0 +1,168 @@
+"""Debug mode's initcheck and racecheck inside helper functions (issue 28, docs/debugging.md).
+
+A helper given a one-dimensional ``@localmem`` array (or a pointer into one) checks its
+accesses like the kernel body does: a read of an element no work-item of the group wrote
+since the group started, and two work-items touching one element between the same two
+barriers (one of them writing), raise :class:`pk.KernelFaultError` naming the array, the
+element, the helper's own line and the work-item; a helper's atomics are not races. Each
+test runs on the CPU's native path, on PoCL, and on the CUDA and Metal stand-ins (the
+``path`` fixture, tests/conftest.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import portakern as pk
+
+
+def line_of(source: str, text: str) -> int:
+    return next(k for k, line in enumerate(source.split("\n"), 1) if text in line)
+
+
+UNWRITTEN = """
+float at(const float* t, long j) {
+    return t[j];
+}
+float pick(const float* t, long j) {
+    return at(t, j);
+}
+@kernel void helper_unwritten(float* y, const float* x, const long skip) {
+    const long i = @index(Global, Linear);
+    const long l = @index(Local, Linear);
+    @localmem float tile[8];
+    if (l != skip) {
+        tile[l] = x[i];
+    }
+    @synchronize();
+    y[i] = pick(tile, 7 - l);
+}
+"""
+
+
+def test_a_helper_reading_an_unwritten_element_is_initchecked(path: Any) -> None:
+    k = pk.kernel(UNWRITTEN, debug=True)
+    x = np.arange(16, dtype=np.float32)
+    y, = path.run(k, np.zeros(16, np.float32), x, np.int64(-1), ndrange=16,
+                  workgroupsize=8)[:1]
+    assert list(y) == list(x.reshape(2, 8)[:, ::-1].ravel())
+    with pytest.raises(pk.KernelFaultError) as info:
+        path.run(k, np.zeros(16, np.float32), x, np.int64(3), ndrange=16, workgroupsize=8)
+    err = info.value
+    assert (err.parameter, err.index) == ("tile", 3)
+    assert err.work_item[0] % 8 == 4 and err.lineno == line_of(UNWRITTEN, "return t[j]")
+    assert "which no work-item of the group had written" in str(err)
+
+
+VIEW_UNWRITTEN = """
+float second(const float* t) {
+    return t[1];
+}
+@kernel void helper_view_unwritten(float* y, const float* x) {
+    const long i = @index(Global, Linear);
+    const long l = @index(Local, Linear);
+    @localmem float tile[9];
+    tile[l] = x[i];
+    @synchronize();
+    y[i] = second(tile + l);
+}
+"""
+
+
+def test_a_helper_given_a_pointer_into_localmem_is_initchecked(path: Any) -> None:
+    k = pk.kernel(VIEW_UNWRITTEN, debug=True)
+    with pytest.raises(pk.KernelFaultError) as info:
+        path.run(k, np.zeros(8, np.float32), np.ones(8, np.float32), ndrange=8,
+                 workgroupsize=8)
+    err = info.value
+    assert (err.parameter, err.index, err.work_item[0]) == ("tile", 8, 7)
+    assert err.lineno == line_of(VIEW_UNWRITTEN, "return t[1]")
+
+
+def _race(sync: str, read: str = "get(t, l)") -> str:
+    return f"""
+void put(float* t, long j, float v) {{
+    t[j] = v;
+}}
+float get(const float* t, long j) {{
+    return t[j];
+}}
+@kernel void helper_race(float* y, const float* x) {{
+    const long i = @index(Global, Linear);
+    const long l = @index(Local, Linear);
+    @localmem float t[8];
+    put(t, l, x[i]);
+    @synchronize();
+    const float mine = {read};
+    {sync}
+    put(t, (l + 1) % 8, mine);
+    @synchronize();
+    y[i] = get(t, l);
+}}
+"""
+
+
+@pytest.mark.parametrize("read", ["get(t, l)", "t[l]"])
+def test_a_helper_writing_a_neighbours_slot_is_racechecked(path: Any, read: str) -> None:
+    source = _race("", read)
+    k = pk.kernel(source, debug=True)
+    with pytest.raises(pk.KernelFaultError) as info:
+        path.run(k, np.zeros(8, np.float32), np.ones(8, np.float32), ndrange=8,
+                 workgroupsize=8)
+    err = info.value
+    assert err.parameter == "t" and "race on element" in str(err)
+    lines = {err.lineno, err.other_lineno}
+    assert line_of(source, "t[j] = v") in lines
+    assert lines <= {line_of(source, "t[j] = v"), line_of(source, "return t[j]"),
+                     line_of(source, "const float mine")}
+    assert err.work_item[0] != err.other_work_item
+
+
+@pytest.mark.parametrize("read", ["get(t, l)", "t[l]"])
+def test_the_helper_with_a_barrier_passes(path: Any, read: str) -> None:
+    k = pk.kernel(_race("@synchronize();", read), debug=True)
+    x = np.arange(16, dtype=np.float32)
+    y, = path.run(k, np.zeros(16, np.float32), x, ndrange=16, workgroupsize=8)[:1]
+    assert list(y) == list(np.roll(x.reshape(2, 8), 1, axis=1).ravel())
+
+
+HISTOGRAM = """
+void bump(int* h, long j) {
+    @atomic_add(&h[j], 1);
+}
+@kernel void helper_histogram(int* y, const int* x) {
+    const long i = @index(Global, Linear);
+    const long l = @index(Local, Linear);
+    @localmem int h[4];
+    if (l < 4) {
+        h[l] = 0;
+    }
+    @synchronize();
+    bump(h, x[i] % 4);
+    @synchronize();
+    if (l < 4) {
+        y[(i / 8) * 4 + l] = h[l];
+    }
+}
+"""
+
+
+def test_a_helpers_atomics_are_not_races(path: Any) -> None:
+    k = pk.kernel(HISTOGRAM, debug=True)
+    x = np.arange(16, dtype=np.int32)
+    y, = path.run(k, np.zeros(8, np.int32), x, ndrange=16, workgroupsize=8)[:1]
+    assert list(y) == [2] * 8
+
+
+def test_a_helper_given_global_memory_is_unchanged(path: Any) -> None:
+    """A helper also called with an array parameter keeps only its bounds check there."""
+    source = UNWRITTEN.replace("y[i] = pick(tile, 7 - l);",
+                               "y[i] = pick(tile, 7 - l) + pick(x, i);")
+    k = pk.kernel(source, debug=True)
+    x = np.arange(16, dtype=np.float32)
+    y, = path.run(k, np.zeros(16, np.float32), x, np.int64(-1), ndrange=16,
+                  workgroupsize=8)[:1]
+    assert list(y) == list(x.reshape(2, 8)[:, ::-1].ravel() + x)
