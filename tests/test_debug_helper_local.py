@@ -166,3 +166,36 @@ def test_a_helper_given_global_memory_is_unchanged(path: Any) -> None:
     y, = path.run(k, np.zeros(16, np.float32), x, np.int64(-1), ndrange=16,
                   workgroupsize=8)[:1]
     assert list(y) == list(x.reshape(2, 8)[:, ::-1].ravel() + x)
+
+
+NO_LOCALMEM = """
+float at(const float* t, long j) {
+    return t[j];
+}
+@kernel void helper_global(float* y, const float* x) {
+    const long i = @index(Global, Linear);
+    y[i] = at(x, i);
+}
+"""
+
+
+@pytest.mark.parametrize("source", [UNWRITTEN, _race(""), HISTOGRAM, NO_LOCALMEM],
+                         ids=["initcheck", "racecheck", "atomics", "no-localmem"])
+def test_helper_renderings_compile_for_the_real_gpu_compilers(source: str) -> None:
+    """NVRTC and clang's Metal check, stricter than the stand-ins."""
+    from portakern.checks.cuda import compile_cuda_ptx, cuda_check_available
+    from portakern.checks.metal import check_metal, metal_check_available
+
+    kernel = pk.kernel(source, debug=True)
+    ok, why = metal_check_available()
+    if ok:
+        r = kernel.rendered("metal", {}, 1)
+        assert "pk_dbg_hl(" in r.source
+        check_metal(r.source, sources=r.sources())
+    ok_cuda, why_cuda = cuda_check_available()
+    if ok_cuda:
+        r = kernel.rendered("cuda", {}, 1)
+        assert "pk_dbg_hl(" in r.source
+        compile_cuda_ptx(r.source)
+    if not (ok or ok_cuda):
+        pytest.skip(f"no Metal check ({why}) and no CUDA compiler ({why_cuda})")
