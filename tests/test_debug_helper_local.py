@@ -183,6 +183,8 @@ float at(const float* t, long j) {
                          ids=["initcheck", "racecheck", "atomics", "no-localmem"])
 def test_helper_renderings_compile_for_the_real_gpu_compilers(source: str) -> None:
     """NVRTC and clang's Metal check, stricter than the stand-ins."""
+    from portakern.backends import _mlx
+    from portakern.backends.metal import mlx_source
     from portakern.checks.cuda import compile_cuda_ptx, cuda_check_available
     from portakern.checks.metal import check_metal, metal_check_available
 
@@ -192,10 +194,12 @@ def test_helper_renderings_compile_for_the_real_gpu_compilers(source: str) -> No
         r = kernel.rendered("metal", {}, 1)
         assert "pk_dbg_hl(" in r.source
         check_metal(r.source, sources=r.sources())
+        check_metal(mlx_source(r, shapes={"x": (16,), "y": (16,)}), sources=r.sources())
     ok_cuda, why_cuda = cuda_check_available()
     if ok_cuda:
         r = kernel.rendered("cuda", {}, 1)
         assert "pk_dbg_hl(" in r.source
         compile_cuda_ptx(r.source)
+        compile_cuda_ptx(mlx_source(r, default_header=_mlx.CUDA_HEADER_STANDIN))
     if not (ok or ok_cuda):
         pytest.skip(f"no Metal check ({why}) and no CUDA compiler ({why_cuda})")
