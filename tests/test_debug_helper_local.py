@@ -82,6 +82,42 @@ def test_a_helper_given_a_pointer_into_localmem_is_initchecked(path: Any) -> Non
     assert err.lineno == line_of(VIEW_UNWRITTEN, "return t[1]")
 
 
+MOVED = """
+float sum3(const float* a) {
+    float s = 0.0f;
+    for (int k = 0; k < 3; k++) {
+        s += *a++;
+    }
+    return s;
+}
+@kernel void helper_moved(float* y, const float* x, const long skip) {
+    const long i = @index(Global, Linear);
+    const long l = @index(Local, Linear);
+    @localmem float t[10];
+    t[l] = x[i];
+    if (l < 2 && l != skip) {
+        t[8 + l] = x[i];
+    }
+    @synchronize();
+    y[i] = sum3(t + l);
+}
+"""
+
+
+def test_a_helper_moving_its_pointer_is_initchecked(path: Any) -> None:
+    k = pk.kernel(MOVED, debug=True)
+    x = np.arange(8, dtype=np.float32)
+    y, = path.run(k, np.zeros(8, np.float32), x, np.int64(-1), ndrange=8,
+                  workgroupsize=8)[:1]
+    ext = np.concatenate([x, x[:2]])
+    assert list(y) == [ext[j] + ext[j + 1] + ext[j + 2] for j in range(8)]
+    with pytest.raises(pk.KernelFaultError) as info:
+        path.run(k, np.zeros(8, np.float32), x, np.int64(1), ndrange=8, workgroupsize=8)
+    err = info.value
+    assert (err.parameter, err.index, err.work_item) == ("t", 9, (7,))
+    assert err.lineno == line_of(MOVED, "s += *a++")
+
+
 def _race(sync: str, read: str = "get(t, l)") -> str:
     return f"""
 void put(float* t, long j, float v) {{

@@ -292,7 +292,9 @@ def _check_body(body: list, known: dict[str, tuple[str, str, str]],
                 access = [it, body[j], Gen(f"{extent} < 0 ? ("), *inner, Gen(") : "),
                           Call("checked_local", (index, extent, code, t.line, *ids), t.line),
                           Gen(f" - {off}"), body[close]]
-                kind = _KINDS[access_kind(out, body, close + 1)]
+                stepped = _stepped(out, body, close)
+                kind = _KINDS[access_kind(*stepped) if stepped else
+                              access_kind(out, body, close + 1)]
                 out.append(Call("helper_local", (kind, access, f"({t.text} - ({off}))",
                                                  slots[t.text], t.line), t.line))
                 n = close + 1
@@ -300,6 +302,21 @@ def _check_body(body: list, known: dict[str, tuple[str, str, str]],
         out.append(it)
         n += 1
     return out
+
+
+def _stepped(out: list, body: list, close: int) -> tuple[list, list, int] | None:
+    """For the element of ``*(p++, &p[-1])`` (:func:`_step_derefs`) whose subscript closes at
+    ``body[close]``: the code before the ``*``, and the body and index after the ``)``, so
+    the access is told apart (read, write, update) as ``*p++`` itself."""
+    code = _code(out)
+    if len(code) < 6 or not _is_tok(code[-1], "&") or not _is_tok(code[-2], ",") \
+            or not _is_tok(code[-5], "(") or not _is_tok(code[-6], "*"):
+        return None
+    k = _next(body, close + 1)
+    if k >= len(body) or not _is_tok(body[k], ")"):
+        return None
+    star = max(i for i, o in enumerate(out) if o is code[-6])
+    return out[:star], body, k + 1
 
 
 def _moves(body: list, name: str, fn: str, filename: str) -> bool:
