@@ -26,6 +26,17 @@ offset is ``pk_dbg_k_o + (a - pk_dbg_k_a)``. Pointing one at another array (``a 
 ``a++[k]`` and a helper named as a function pointer are refused (:class:`KernelSyntaxError`).
 A call in a struct's method body, where no record is at hand, passes a null record and
 unknown extents (:func:`_outside`).
+
+Debug mode's initcheck and racecheck follow a ``@localmem`` array into a helper the same
+way: each pointer parameter also takes ``pk_dbg_k_w`` and ``pk_dbg_k_r``, the array's
+initcheck and race shadows (``helper_shadows``; null for a pointer into anything else),
+and the call passes its racecheck context (``helper_context``: on the native path the
+work-item's local index, -1 in code that runs once per group, and the group's epoch; what
+else a target needs). Each subscript of a pointer parameter in the helper is then an
+access (``helper_local``) that marks or checks the shadows as the kernel body's does
+(:func:`.initcheck.access_kind`: a read, a write, an update, an atomic or a use that may
+write through), with the fault codes of the kernel's ``@localmem`` array (``pk_dbg_k_c``
+less 15 and 14), so a report names the array, the element and the helper's line.
 """
 
 from __future__ import annotations
