@@ -157,6 +157,29 @@ def test_a_helper_writing_a_neighbours_slot_is_racechecked(path: Any, read: str)
     assert err.work_item[0] != err.other_work_item
 
 
+def _nested(source: str) -> str:
+    """The race kernel writing its neighbour's slot through a helper that calls ``put``,
+    given a pointer into ``t``."""
+    return source.replace("float get(", "void put_at(float* base, long j, float v) {\n"
+                          "    put(base + 1, j - 1, v);\n}\nfloat get(").replace(
+        "put(t, (l + 1) % 8, mine);", "put_at(t, (l + 1) % 8, mine);")
+
+
+def test_a_helper_called_by_a_helper_is_racechecked(path: Any) -> None:
+    source = _nested(_race(""))
+    k = pk.kernel(source, debug=True)
+    with pytest.raises(pk.KernelFaultError) as info:
+        path.run(k, np.zeros(8, np.float32), np.ones(8, np.float32), ndrange=8,
+                 workgroupsize=8)
+    err = info.value
+    assert err.parameter == "t" and "race on element" in str(err)
+    assert line_of(source, "t[j] = v") in (err.lineno, err.other_lineno)
+    fixed = pk.kernel(_nested(_race("@synchronize();")), debug=True)
+    x = np.arange(8, dtype=np.float32)
+    y, = path.run(fixed, np.zeros(8, np.float32), x, ndrange=8, workgroupsize=8)[:1]
+    assert list(y) == list(np.roll(x, 1))
+
+
 @pytest.mark.parametrize("read", ["get(t, l)", "t[l]"])
 def test_the_helper_with_a_barrier_passes(path: Any, read: str) -> None:
     k = pk.kernel(_race("@synchronize();", read), debug=True)
