@@ -26,6 +26,17 @@ offset is ``pk_dbg_k_o + (a - pk_dbg_k_a)``. Pointing one at another array (``a 
 ``a++[k]`` and a helper named as a function pointer are refused (:class:`KernelSyntaxError`).
 A call in a struct's method body, where no record is at hand, passes a null record and
 unknown extents (:func:`_outside`).
+
+Debug mode's initcheck and racecheck follow a ``@localmem`` array into a helper the same
+way: each pointer parameter also takes ``pk_dbg_k_w`` and ``pk_dbg_k_r``, the array's
+initcheck and race shadows (``helper_shadows``; null for a pointer into anything else),
+and the call passes its racecheck context (``helper_context``: on the native path the
+work-item's local index, -1 in code that runs once per group, and the group's epoch; what
+else a target needs). Each subscript of a pointer parameter in the helper is then an
+access (``helper_local``) that marks or checks the shadows as the kernel body's does
+(:func:`.initcheck.access_kind`: a read, a write, an update, an atomic or a use that may
+write through), with the fault codes of the kernel's ``@localmem`` array (``pk_dbg_k_c``
+less 15 and 14), so a report names the array, the element and the helper's line.
 """
 
 from __future__ import annotations
@@ -138,46 +149,62 @@ def helper_pointers(parts: list) -> dict[str, list[tuple[str, bool]]]:
     return {fn: ps for fn, ps in params.items() if fn in need}
 
 
-def _where(arg: list, known: dict[str, tuple[str, str, str]]) -> tuple[list, str, str]:
-    """``(offset parts, extent, code)`` of a pointer argument ``arg``."""
+#: The shadows a helper is passed for a pointer that is not into a ``@localmem`` array
+#: with initcheck's shadows: none.
+_NO_SHADOWS = (Gen("0, 0"),)
+
+
+def _shadows(entry: tuple) -> list:
+    """The shadow arguments of a ``known`` entry (its optional fourth item)."""
+    return list(entry[3]) if len(entry) > 3 else list(_NO_SHADOWS)
+
+
+def _where(arg: list, known: dict[str, tuple]) -> tuple[list, str, str, list]:
+    """``(offset parts, extent, code, shadow parts)`` of a pointer argument ``arg``."""
     sig = _code(arg)
     head = _tok(sig[0]) if sig else None
     if head is not None and head.kind == "id" and head.text in known:
-        off, extent, code = known[head.text]
+        off, extent, code = known[head.text][:3]
         if len(sig) == 1:
-            return [Gen(off)], extent, code
+            return [Gen(off)], extent, code, _shadows(known[head.text])
         if len(sig) > 2 and _is_tok(sig[1], "+", "-") \
                 and not any(_is_tok(t, ",", "?", ":", "=", "<", ">", "==", "!=", "&&", "||",
                                     "<<", ">>", "&", "|", "^") for t in sig[2:]):
             return [Gen(f"{off} {sig[1].text} ("), *arg[arg.index(sig[1]) + 1:], Gen(")")], \
-                extent, code
+                extent, code, _shadows(known[head.text])
     if len(sig) > 3 and _is_tok(sig[0], "&") and isinstance(sig[1], Token) \
             and sig[1].text in known and _is_tok(sig[2], "[") and _is_tok(sig[-1], "]") \
             and _match_items(sig, 2) == len(sig) - 1:
-        off, extent, code = known[sig[1].text]
-        return [Gen(f"{off} + ("), *sig[3:-1], Gen(")")], extent, code
-    return [Gen("0")], "-1", "0"
+        off, extent, code = known[sig[1].text][:3]
+        return [Gen(f"{off} + ("), *sig[3:-1], Gen(")")], extent, code, _shadows(known[sig[1].text])
+    return [Gen("0")], "-1", "0", list(_NO_SHADOWS)
 
 
 def _hidden_args(args: list[list], params: list[tuple[str, bool]], ids: list[list],
-                 known: dict[str, tuple[str, str, str]], record: str = "pk_dbg") -> list:
+                 known: dict[str, tuple], record: str, context: Call) -> list:
     out: list = [Gen(record)]
     for g in ids:
         out += [Gen(", "), *g]
+    out.append(context)  # renders with its own leading comma, or as nothing
     for (_, pointer), arg in zip(params, args, strict=False):
         if pointer:
-            off, extent, code = _where(arg, known)
+            off, extent, code, shadows = _where(arg, known)
             if isinstance(extent, list):  # a @localmem or private array's size
                 out += [Gen(", "), *off, Gen(", "), *extent, Gen(f", {code}")]
             else:
                 out += [Gen(", "), *off, Gen(f", {extent}, {code}")]
+            out += [Gen(", "), *shadows]
     return out
 
 
 def _rewrite_calls(parts: list, helpers: dict[str, list[tuple[str, bool]]],
-                   known: dict[str, tuple[str, str, str]], ids_of, inside: bool,
-                   record: str = "pk_dbg") -> list:
-    """``parts`` with the hidden arguments added to each call of a helper."""
+                   known: dict[str, tuple], ids_of, inside: bool,
+                   record: str = "pk_dbg", context_of=None) -> list:
+    """``parts`` with the hidden arguments added to each call of a helper; ``context_of(
+    inside)`` gives the ``helper_context`` part (where the call runs, for racecheck)."""
+    if context_of is None:
+        def context_of(_inside: bool) -> Call:
+            return Call("helper_context", ("none", False), 0)
     out: list = []
     depth = 0 if inside else -1
     n = 0
@@ -188,7 +215,7 @@ def _rewrite_calls(parts: list, helpers: dict[str, list[tuple[str, bool]]],
         if not step and isinstance(it, Call) and any(isinstance(a, list) for a in it.args):
             # User code inside a primitive (a subgroup collective's value, say).
             it = Call(it.macro, tuple(
-                _rewrite_calls(a, helpers, known, ids_of, depth >= 0, record)
+                _rewrite_calls(a, helpers, known, ids_of, depth >= 0, record, context_of)
                 if isinstance(a, list)
                 else a for a in it.args), it.line, it.col)
         t = _tok(it)
@@ -198,12 +225,12 @@ def _rewrite_calls(parts: list, helpers: dict[str, list[tuple[str, bool]]],
             if j < len(parts) and _is_tok(parts[j], "(") and not _is_tok(prev, ".", "->", "::"):
                 close = _match_items(parts, j)
                 inner = _rewrite_calls(parts[j + 1:close], helpers, known, ids_of, depth >= 0,
-                                       record)
+                                       record, context_of)
                 args = [a for a in _split_top(inner, ",")]
                 if args == [[]] or not _code(inner):
                     args = []
                 hidden = _hidden_args(args, helpers[t.text], ids_of(t.line, depth >= 0), known,
-                                      record)
+                                      record, context_of(depth >= 0))
                 out += parts[n:j + 1] + inner + ([Gen(", ")] if args else []) + hidden
                 out.append(parts[close])
                 n = close + 1
@@ -215,31 +242,50 @@ def _rewrite_calls(parts: list, helpers: dict[str, list[tuple[str, bool]]],
 
 def pass_extents(parts: list, helpers: dict[str, list[tuple[str, bool]]],
                  arrays: dict[str, int], views: dict[str, str], ids_of, inside: bool,
-                 local: dict[str, tuple[list, int]] | None = None) -> list:
+                 local: dict[str, tuple[list, int]] | None = None,
+                 shadowed: dict[str, bool] | None = None, lockstep: bool = False) -> list:
     """The kernel's ``parts`` with each helper call passing the hidden debug arguments.
 
     ``arrays`` maps the kernel's flat array parameters to their positions, ``views``
     its pointer views to their arrays; ``ids_of(line, inside)`` gives the work-item's
     index parts. ``local`` maps each one-dimensional ``@localmem`` and private array to
-    its size (parts) and its fault code: a helper given one (or a view of one) checks
-    its subscripts against that size, and a fault names that array.
+    its subscripts against that size, and a fault names that array. ``shadowed`` maps
+    each of those ``@localmem`` arrays that has initcheck's shadow to whether it has a race
+    shadow too: a helper given one is passed them (``helper_shadows``) and initchecks and
+    racechecks its accesses; ``lockstep``: the work-items run in loops (the native path).
     """
     if not helpers:
         return parts
-    known: dict[str, tuple[str, object, str]] = {
+    known: dict[str, tuple] = {
         a: ("0", f"pk_dbg[{16 + k}]", str(HELPER_CODE + k)) for a, k in arrays.items()}
+    shadowed = shadowed or {}
     for name, (size, code) in (local or {}).items():
         known[name] = ("0", size, str(code))
+        if name in shadowed:
+            known[name] += ((Call("helper_shadows", (name, shadowed[name]), 0),),)
     for view, origin in views.items():
         if origin in known:
-            _, extent, code = known[origin]
-            known[view] = (f"({view} - {origin})", extent, code)
-    return _rewrite_calls(parts, helpers, known, ids_of, inside)
+            known[view] = (f"({view} - {origin})", *known[origin][1:])
+    epoch = any(shadowed.values())
+
+    def context_of(here: bool) -> Call:
+        where = ("loop" if here else "group") if lockstep else "any"
+        return Call("helper_context", (where, epoch), 0)
+
+    return _rewrite_calls(parts, helpers, known, ids_of, inside, context_of=context_of)
 
 
-def _check_body(body: list, known: dict[str, tuple[str, str, str]]) -> list:
+#: ``helper_local``'s ``kind`` for each of :func:`.initcheck.access_kind`'s answers.
+_KINDS = {"read": 0, "write": 1, "update": 2, "atomic": 3, "mark": 4}
+
+
+def _check_body(body: list, known: dict[str, tuple[str, str, str]],
+                slots: dict[str, int]) -> list:
     """A helper body with each subscript of a pointer parameter in ``known`` (its offset,
-    extent and fault code) checked."""
+    extent and fault code) checked, and tracked (``helper_local``: initcheck and racecheck
+    where the kernel passed the pointer's shadows; ``slots`` gives each pointer's position)."""
+    from .initcheck import access_kind
+
     ids = [[Gen(f"pk_dbg_g{d}")] for d in range(3)]
     out: list = []
     n = 0
@@ -251,17 +297,37 @@ def _check_body(body: list, known: dict[str, tuple[str, str, str]]) -> list:
             j = _next(body, n + 1)
             if j < len(body) and _is_tok(body[j], "[") and not _is_tok(prev, ".", "->", "::"):
                 close = _match_items(body, j)
-                inner = _check_body(body[j + 1:close], known)
+                inner = _check_body(body[j + 1:close], known, slots)
                 off, extent, code = known[t.text]
                 index = [Gen(f"{off} + ("), *inner, Gen(")")]
-                out += [it, body[j], Gen(f"{extent} < 0 ? ("), *inner, Gen(") : "),
-                        Call("checked_local", (index, extent, code, t.line, *ids), t.line),
-                        Gen(f" - {off}"), body[close]]
+                access = [it, body[j], Gen(f"{extent} < 0 ? ("), *inner, Gen(") : "),
+                          Call("checked_local", (index, extent, code, t.line, *ids), t.line),
+                          Gen(f" - {off}"), body[close]]
+                stepped = _stepped(out, body, close)
+                kind = _KINDS[access_kind(*stepped) if stepped else
+                              access_kind(out, body, close + 1)]
+                out.append(Call("helper_local", (kind, access, f"({t.text} - ({off}))",
+                                                 slots[t.text], t.line), t.line))
                 n = close + 1
                 continue
         out.append(it)
         n += 1
     return out
+
+
+def _stepped(out: list, body: list, close: int) -> tuple[list, list, int] | None:
+    """For the element of ``*(p++, &p[-1])`` (:func:`_step_derefs`) whose subscript closes at
+    ``body[close]``: the code before the ``*``, and the body and index after the ``)``, so
+    the access is told apart (read, write, update) as ``*p++`` itself."""
+    code = _code(out)
+    if len(code) < 6 or not _is_tok(code[-1], "&") or not _is_tok(code[-2], ",") \
+            or not _is_tok(code[-5], "(") or not _is_tok(code[-6], "*"):
+        return None
+    k = _next(body, close + 1)
+    if k >= len(body) or not _is_tok(body[k], ")"):
+        return None
+    star = max(i for i, o in enumerate(out) if o is code[-6])
+    return out[:star], body, k + 1
 
 
 def _moves(body: list, name: str, fn: str, filename: str) -> bool:
@@ -384,20 +450,22 @@ def check_helpers(parts: list, filename: str = "<kernel>") -> list:
             last = close + 1
             continue
         known = {p: (f"(pk_dbg_{k}_o + ({p} - pk_dbg_{k}_a))" if p in moved else
-                     f"pk_dbg_{k}_o", f"pk_dbg_{k}_n", f"pk_dbg_{k}_c")
+                     f"pk_dbg_{k}_o", f"pk_dbg_{k}_n", f"pk_dbg_{k}_c",
+                     (Gen(f"pk_dbg_{k}_w, pk_dbg_{k}_r"),))
                  for p, k in checked.items()}
         from .debug_views import rewrite_views, views_of  # *(a + i) and *a: a[i] and a[0]
 
         sig = [t for t in body if isinstance(t, Token) and t.kind not in _BLANK]
         seen = views_of(sig, set(checked), {p for p, _ in params})
         for view, origin in seen.items():
-            off, extent, code = known[origin]
-            known[view] = (f"({off} + ({view} - {origin}))", extent, code)
+            off = known[origin][0]
+            known[view] = (f"({off} + ({view} - {origin}))", *known[origin][1:])
         body = _step_derefs(body, set(checked) | set(seen))
         body = rewrite_views(body, set(checked), seen)
-        rewritten = _rewrite_calls(_check_body(body, {p: known[p] for p in checked}), helpers,
-                                   known, lambda line, inside: [[Gen(f"pk_dbg_g{d}")]
-                                                                for d in range(3)], True)
+        rewritten = _rewrite_calls(
+            _check_body(body, {p: known[p][:3] for p in checked}, checked), helpers, known,
+            lambda line, inside: [[Gen(f"pk_dbg_g{d}")] for d in range(3)], True,
+            context_of=lambda inside: Call("helper_context", ("helper", True), 0))
         origins = [Call("debug_origin", (p, checked[p]), parts[name].line) for p in moved]
         out += parts[close:brace + 1] + origins + rewritten + [parts[end]]
         last = end + 1

@@ -22,6 +22,11 @@ each access of the array (already bounds-checked by
   ``s[i].x``) marks the element written and checks nothing, so the check never
   reports what may have been written.
 
+A helper function given the array (or a pointer into it) is passed its shadows
+(``helper_shadows``) and does the same with its own accesses
+(:mod:`portakern.lower.debug_helpers`); a work-item loop that calls one runs one item
+after another.
+
 The work-items of a run between barriers go one after another here, so a read of an
 element that a later item of the same run writes is reported too (a race on a GPU).
 An array whose size is not plain text of the source (a lowered construct) is left out.
@@ -43,8 +48,8 @@ from ..syntax.parts import is_tok as _is_tok
 from ..syntax.parts import match_items as _match_items
 from .racecheck import RACE_DIMENSION
 
-__all__ = ["DEBUG_SIMD", "INITCHECK_DIMENSION", "check_reads", "fast_runs", "group_shadows",
-           "seal_barriers", "shadows"]
+__all__ = ["DEBUG_SIMD", "INITCHECK_DIMENSION", "access_kind", "check_reads", "fast_runs",
+           "group_shadows", "seal_barriers", "shadows"]
 
 #: The dimension field of a fault code that marks an uninitialised read.
 INITCHECK_DIMENSION = 15
@@ -55,7 +60,8 @@ DEBUG_SIMD = "if its checks allow"
 #: check only reads (its fault path is a call, which the compiler does not vectorise).
 _LANE_CHECKS = frozenset({"checked_local", "local_read"})
 _DEBUG_CALLS = frozenset({"checked", "checked_local", "local_read", "local_write",
-                          "local_update", "race_read", "race_write", "race_update"})
+                          "local_update", "race_read", "race_write", "race_update",
+                          "helper_shadows"})
 _SPLIT_ASSIGN = ("+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>")
 _ASSIGN = frozenset({"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="})
 
@@ -167,6 +173,32 @@ def _atomic_target(out: list) -> bool:
     return "atomic_" in text.strip().rsplit(None, 1)[-1] if text.strip() else False
 
 
+def access_kind(out: list, parts: list, m: int) -> str:
+    """What the access ending just before ``parts[m]`` does to its element, ``out`` being
+    the code before it: ``"write"`` (``s[i] = v``), ``"update"`` (``s[i] += v``,
+    ``s[i]++``), ``"atomic"`` (``@atomic_add(&s[i], 1)``), ``"mark"`` (``&s[i]``, a call's
+    argument, ``s[i].x``: it may be written through) or ``"read"``."""
+    prev = _code_neighbour(out, len(out) - 1, -1)
+    nxt = _code_neighbour(parts, m, 1)
+    if _is_tok(nxt, *_SPLIT_ASSIGN):  # ``+=`` split into ``+`` ``=`` by an earlier pass
+        k = m
+        while parts[k] is not nxt:
+            k += 1
+        if k + 1 < len(parts) and _is_tok(parts[k + 1], "=") \
+                and not (k + 2 < len(parts) and _is_tok(parts[k + 2], "=")):
+            nxt = Token("punct", nxt.text + "=", nxt.line, nxt.col)
+    if isinstance(nxt, Token) and nxt.kind == "punct" and nxt.text == "=":
+        return "write"
+    if (isinstance(nxt, Token) and nxt.kind == "punct"
+            and (nxt.text in _ASSIGN or nxt.text in ("++", "--"))) or _is_tok(prev, "++", "--"):
+        return "update"
+    if _is_tok(prev, "&") and _atomic_target(out):
+        return "atomic"
+    if _is_tok(prev, "&") or _is_tok(nxt, ".", "[") or _in_call_argument(out):
+        return "mark"
+    return "read"
+
+
 def check_reads(parts: list, have: dict[str, int], dims: dict[str, list[list]], ndim: int,
                 *, inside_item: bool = True, race: frozenset[str] = frozenset()) -> list:
     """``parts`` (a bounds-checked body) with each access of an array in ``have`` tracked;
@@ -205,26 +237,13 @@ def check_reads(parts: list, have: dict[str, int], dims: dict[str, list[list]], 
             out.append(it)
             n += 1
             continue
-        nxt = _code_neighbour(parts, m, 1)
+        kind = access_kind(out, parts, m)
         plain = it.text in race
-        if _is_tok(nxt, *_SPLIT_ASSIGN):  # ``+=`` split into ``+`` ``=`` by an earlier pass
-            k = m
-            while parts[k] is not nxt:
-                k += 1
-            if k + 1 < len(parts) and _is_tok(parts[k + 1], "=") \
-                    and not (k + 2 < len(parts) and _is_tok(parts[k + 2], "=")):
-                nxt = Token("punct", nxt.text + "=", nxt.line, nxt.col)
-        if isinstance(nxt, Token) and nxt.kind == "punct" and nxt.text == "=":
-            macro = "race_write" if plain else "local_write"
-        elif (isinstance(nxt, Token) and nxt.kind == "punct"
-              and (nxt.text in _ASSIGN or nxt.text in ("++", "--"))) or _is_tok(prev, "++", "--"):
-            macro = "race_update" if plain else "local_update"
-        elif _is_tok(prev, "&") and _atomic_target(out):
-            macro = "local_update"  # an atomic reads the element, then writes it
-        elif _is_tok(prev, "&") or _is_tok(nxt, ".", "[") or _in_call_argument(out):
-            macro = "local_write"  # may be written through: marked, not checked
-        else:
-            macro = "race_read" if plain else "local_read"
+        macro = {"write": "race_write" if plain else "local_write",
+                 "update": "race_update" if plain else "local_update",
+                 "read": "race_read" if plain else "local_read",
+                 "atomic": "local_update",  # an atomic reads the element, then writes it
+                 "mark": "local_write"}[kind]  # may be written through: marked, not checked
         code = -1 - (16 * have[it.text] + INITCHECK_DIMENSION)
         ids = _item_ids(ndim, it.line, depth >= 0)
         extra: tuple = ()

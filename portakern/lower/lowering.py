@@ -267,7 +267,7 @@ def lower_kernel(kernel: KernelDef, module: Module, ndim: int, *,
                      if not (o in private and v in hoisted and o not in hoisted)}
         checked = pass_extents(rewrite_views(body, arrays | set(local), views), helpers, flat,
                                views, lambda line, inside: item_ids(ndim, line, inside),
-                               not lockstep, local)
+                               not lockstep, local, _shadowed(lw, lockstep, initcheck), lockstep)
         checked = check_subscripts(checked, arrays, ndim,
                                    inside_item=not lockstep, local=lw.local_dims)
         checked = check_private(checked, private, len(lw.local_dims), ndim,
@@ -297,3 +297,20 @@ def lower_kernel(kernel: KernelDef, module: Module, ndim: int, *,
                          lockstep, debug, checked, workgroupsize=lw.declared,
                          contract=kernel.contract,
                          private_atomics=tuple(sorted(getattr(lw, "private", {}).items())))
+
+
+def _shadowed(lw: Lowerer, lockstep: bool, initcheck: bool) -> dict[str, bool]:
+    """The ``@localmem`` arrays the initcheck below gives shadows, each with whether it has a
+    race shadow too: a helper function given one checks its accesses with them."""
+    if lockstep:
+        from .initcheck import shadows
+
+        return dict.fromkeys(shadows(lw.local_dims)[1], True)
+    if initcheck and lw.local_dims:
+        from .initcheck import group_shadows
+        from .racecheck import group_race_shadows
+
+        have = group_shadows(lw.local_dims, lw.localmem)[1]
+        raced = {d[0].args[1][len("pk_rcs_"):] for d in group_race_shadows(have, lw.localmem)[1]}
+        return {n: n in raced for n in have}
+    return {}

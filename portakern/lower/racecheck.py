@@ -14,7 +14,8 @@ their lines, each a work-item's local linear index). The epoch (``pk_rc_epoch``)
 the barriers the group has passed; :func:`bump_epochs` adds ``race_barrier`` after each
 one, so a shadow from an earlier epoch reads as empty and nothing has to be cleared.
 An atomic, or an access that may be written through (``&s[i]``, a call's argument), is
-left to initcheck alone.
+left to initcheck alone. A helper function given the array checks its own accesses
+(:mod:`portakern.lower.debug_helpers`), so a call of one counts as a write here.
 
 On the native path the group's work-items run one after another in loops, so the
 check is exact. On OpenCL the shadows are ``@localmem`` arrays of their own, cleared
@@ -84,7 +85,8 @@ _GEN_WORDS = re.compile(r"[A-Za-z_]\w*|[{}]")
 def _writes(parts: object, into: set) -> None:
     """Add to ``into`` the arrays that ``parts`` racechecks a write or update of."""
     if isinstance(parts, Call):
-        if parts.macro in ("race_write", "race_update"):
+        if parts.macro in ("race_write", "race_update") or (
+                parts.macro == "helper_shadows" and parts.args[1]):  # a helper may write it
             into.add(parts.args[0])
         for a in parts.args:
             _writes(a, into)
