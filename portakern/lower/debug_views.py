@@ -68,9 +68,13 @@ def views(kernel: KernelDef, arrays: set[str], taken: set[str]) -> dict[str, str
     return views_of(significant(kernel.body), arrays, taken)
 
 
-def views_of(sig: list[Token], arrays: set[str], taken: set[str]) -> dict[str, str]:
+def views_of(sig: list[Token], arrays: set[str], taken: set[str],
+             rows: dict[str, int] | None = None) -> dict[str, str]:
     """The views in the code ``sig`` (its significant tokens): ``{view: array}``. A view
-    declared from an earlier view (``const float* q = row + 1;``) views its array."""
+    declared from an earlier view (``const float* q = row + 1;``) views its array.
+    ``rows`` maps multi-dimensional arrays to their number of dimensions: a view of one
+    points into a row (``grid[r]``, ``grid[r] + e``, ``&grid[r][c]``, :mod:`.debug_rows`)."""
+    rows = rows or {}
     counts = _decl_counts(sig)
     found: dict[str, str] = {}
     for j, t in enumerate(sig):
@@ -86,11 +90,20 @@ def views_of(sig: list[Token], arrays: set[str], taken: set[str]) -> dict[str, s
         elif init[0].is_punct("&") and len(init) > 2 and init[1].kind == "id" \
                 and (init[1].text in arrays or init[1].text in found) and init[2].is_punct("["):
             origin = init[1].text
+        elif init[0].kind == "id" and init[0].text in rows:
+            m = _after_subscripts(init, 1, rows[init[0].text] - 1)
+            if m is not None and m < len(init) and init[m].kind == "punct" \
+                    and init[m].text in ("+", "-", ";", ","):
+                origin = init[0].text
+        elif init[0].is_punct("&") and len(init) > 1 and init[1].kind == "id" \
+                and init[1].text in rows \
+                and _after_subscripts(init, 2, rows[init[1].text]) is not None:
+            origin = init[1].text
         if origin is not None and t.text not in found:
             found[t.text] = found.get(origin, origin)
     out = {}
     for name, origin in found.items():
-        if counts.get(name) != 1 or name in taken or name in arrays:
+        if counts.get(name) != 1 or name in taken or name in arrays or name in rows:
             continue
         assigned = any(
             t.kind == "id" and t.text == name and k + 1 < len(sig) and sig[k + 1].is_punct("=")
@@ -99,6 +112,15 @@ def views_of(sig: list[Token], arrays: set[str], taken: set[str]) -> dict[str, s
         if not assigned:
             out[name] = origin
     return out
+
+
+def _after_subscripts(sig: list[Token], n: int, count: int) -> int | None:
+    """The index after exactly ``count`` subscripts from ``sig[n]`` on, or None."""
+    for _ in range(count):
+        if n >= len(sig) or not sig[n].is_punct("["):
+            return None
+        n = _match_items(sig, n) + 1
+    return None if n < len(sig) and sig[n].is_punct("[") else n
 
 
 def _skip_blank(parts: list, n: int) -> int:
@@ -283,22 +305,27 @@ def debug_targets(kernel: KernelDef, module: Module
             if m:
                 macros.add(m.group(1))
     private = private_arrays(kernel, macros, taken)
-    flat = _flat_localmem(significant(kernel.body)) | {
-        n for n, dims in private.items() if len(dims) == 1}
-    seen = views(kernel, arrays | flat, taken - flat)
+    ranks = _localmem_ranks(significant(kernel.body))
+    ranks.update({n: len(dims) for n, dims in private.items()})
+    flat = {n for n, r in ranks.items() if r == 1}
+    rows = {n: r for n, r in ranks.items() if r > 1}
+    seen = views_of(significant(kernel.body), arrays | flat, taken - flat - set(rows), rows)
     return seen, {n: d for n, d in private.items() if n not in seen}
 
 
-def _flat_localmem(sig: list[Token]) -> set[str]:
-    """The one-dimensional ``@localmem`` arrays among the significant tokens ``sig``."""
-    out = set()
+def _localmem_ranks(sig: list[Token]) -> dict[str, int]:
+    """The ``@localmem`` arrays among the significant tokens ``sig``, with their numbers of
+    dimensions."""
+    out = {}
     for i, t in enumerate(sig):
         if t.kind == "at" and t.text == "@localmem":
             bracket = next((j for j in range(i + 1, len(sig)) if sig[j].is_punct("[")), None)
             if bracket is not None:
-                close = _match_items(sig, bracket)
-                if not (close + 1 < len(sig) and sig[close + 1].is_punct("[")):
-                    out.add(sig[bracket - 1].text)
+                rank, close = 0, bracket - 1
+                while close + 1 < len(sig) and sig[close + 1].is_punct("["):
+                    close = _match_items(sig, close + 1)
+                    rank += 1
+                out[sig[bracket - 1].text] = rank
     return out
 
 
