@@ -252,3 +252,33 @@ def test_a_write_through_a_row_pointer_is_racechecked(path: Any) -> None:
     assert (err.parameter, err.index, err.extent) == ("grid", 11, 16)
     assert line_of(RACE_ROW, "row[3] = 5.0f") in (err.lineno, err.other_lineno)
     assert "race on element" in str(err)
+
+
+CUBE = """
+@kernel void cube_rows(float* y, const float* x, const long off) {
+    const long i = @index(Global, Linear);
+    const long l = @index(Local, Linear);
+    @localmem float cube[2][2][4];
+    float* pair = &cube[l / 4][(l / 2) % 2][(l % 2) * 2];
+    pair[0] = x[i];
+    pair[1] = -x[i];
+    @synchronize();
+    const float* q = cube[1][1];
+    const float* r = q + 1;
+    y[i] = *r + r[2 * l - 13 + off];
+}
+"""
+
+
+def test_a_view_of_a_row_of_a_three_dimensional_array(path: Any) -> None:
+    k = pk.kernel(CUBE, debug=True)
+    x = np.arange(16, dtype=np.float32)
+    y, = path.run(k, np.zeros(16, np.float32), x, np.int64(0), ndrange=16,
+                  workgroupsize=8)[:1]
+    # *r is flat element 13, item 6's pair[1]; r[2l - 13] is item l's pair[0].
+    assert list(y) == list(-x.reshape(2, 8)[:, 6].repeat(8) + x)
+    with pytest.raises(pk.KernelFaultError) as info:
+        path.run(k, np.zeros(16, np.float32), x, np.int64(2), ndrange=16, workgroupsize=8)
+    err = info.value
+    assert (err.parameter, err.index, err.extent) == ("cube", 16, 16)
+    assert err.work_item[0] % 8 == 7 and err.lineno == line_of(CUBE, "y[i] = *r")

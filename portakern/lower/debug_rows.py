@@ -28,7 +28,7 @@ from ..syntax.language import Token
 from ..syntax.parts import Call, Gen, is_unary, item_step
 from ..syntax.parts import is_tok as _is_tok
 from ..syntax.parts import match_items as _match_items
-from .debug_views import _additive, _last_code, _one_term, _skip_blank, after_header
+from .debug_views import additive, after_header, last_code, one_term, skip_blank
 
 __all__ = ["FLAT_DIMENSION", "FlatRef", "check_rows", "flat_size", "flat_text", "rewrite_rows"]
 
@@ -64,13 +64,13 @@ def _subscripts(parts: list, n: int, count: int) -> tuple[list[list], int] | Non
     them, or None where there are fewer; more count as None too."""
     subs = []
     for _ in range(count):
-        j = _skip_blank(parts, n)
+        j = skip_blank(parts, n)
         if j >= len(parts) or not _is_tok(parts[j], "["):
             return None
         close = _match_items(parts, j)
         subs.append(parts[j + 1:close])
         n = close + 1
-    j = _skip_blank(parts, n)
+    j = skip_blank(parts, n)
     if j < len(parts) and _is_tok(parts[j], "["):
         return None
     return subs, n
@@ -113,8 +113,8 @@ def _pointer_arg(arg: list, rows: dict[str, list[list]], again) -> list | None:
     rest = [it for it in arg[after:] if not (isinstance(it, Token)
                                              and it.kind in ("ws", "comment"))]
     if rest:
-        if amp or not (_is_tok(rest[0], "+") or (_is_tok(rest[0], "-") and _one_term(rest[1:]))) \
-                or len(rest) < 2 or not _additive(rest[1:]):
+        if amp or not (_is_tok(rest[0], "+") or (_is_tok(rest[0], "-") and one_term(rest[1:]))) \
+                or len(rest) < 2 or not additive(rest[1:]):
             return None
         k = next(k for k in code if k >= after)
         flat += [Gen(f" {rest[0].text} ("), *again(arg[k + 1:]), Gen(")")]
@@ -146,15 +146,15 @@ def _rows(parts: list, rows: dict[str, list[list]], views: dict[str, str],
     n = 0
     while n < len(parts):
         it = parts[n]
-        prev = _last_code(out)
+        prev = last_code(out)
         member = _is_tok(prev, ".", "->", "::")
         if _is_tok(it, "*") and (prev is None or is_unary([prev, it], 1) or after_header(
                 [o for o in out if not (isinstance(o, Token) and o.kind in ("ws", "comment"))
                  and not (isinstance(o, Gen) and not o.text.strip())])):
-            j = _skip_blank(parts, n + 1)
+            j = skip_blank(parts, n + 1)
             if j < len(parts) and _is_tok(parts[j], "("):  # *(grid[r] + c)
                 close = _match_items(parts, j)
-                after = _skip_blank(parts, close + 1)
+                after = skip_blank(parts, close + 1)
                 inner = parts[j + 1:close]
                 arg = None if _is_tok(_first_code(inner), "&") or (
                     after < len(parts) and _is_tok(parts[after], "[", "(", ".", "->")) \
@@ -169,7 +169,7 @@ def _rows(parts: list, rows: dict[str, list[list]], views: dict[str, str],
                 got = _subscripts(parts, j + 1, len(rows[head.text]) - 1)
                 if got is not None:
                     subs, after = got
-                    nxt = _skip_blank(parts, after)
+                    nxt = skip_blank(parts, after)
                     if not (nxt < len(parts) and _is_tok(parts[nxt], "(", ".", "->", "++",
                                                           "--")):
                         out.append(head)
@@ -182,7 +182,7 @@ def _rows(parts: list, rows: dict[str, list[list]], views: dict[str, str],
                         n = after
                         continue
         if type(it) is Token and it.kind == "id" and it.text in views and not member:
-            j = _skip_blank(parts, n + 1)
+            j = skip_blank(parts, n + 1)
             if j < len(parts) and _is_tok(parts[j], "["):  # row[j]
                 close = _match_items(parts, j)
                 origin = views[it.text]
@@ -192,7 +192,7 @@ def _rows(parts: list, rows: dict[str, list[list]], views: dict[str, str],
                 n = close + 1
                 continue
         if type(it) is Token and it.kind == "id" and it.text in helpers and not member:
-            j = _skip_blank(parts, n + 1)
+            j = skip_blank(parts, n + 1)
             if j < len(parts) and _is_tok(parts[j], "("):
                 close = _match_items(parts, j)
                 out += parts[n:j + 1]
@@ -246,7 +246,7 @@ def check_rows(parts: list, rows: dict[str, tuple[list, int]], ndim: int, *,
         it = parts[n]
         depth += item_step(it)
         if isinstance(it, FlatRef) and it.array in rows:
-            j = _skip_blank(parts, n + 1)
+            j = skip_blank(parts, n + 1)
             if j < len(parts) and _is_tok(parts[j], "["):
                 close = _match_items(parts, j)
                 size, code = rows[it.array]

@@ -12,7 +12,9 @@ Two passes around :func:`~portakern.lower.subscripts.check_subscripts`:
   another value (``++``, ``+=`` keep it in the same array; ``row - x`` stays exact).
   A view of a one-dimensional ``@localmem`` or private array (``float* row = tile + k;``)
   becomes ``tile[(row - tile) + (j)]`` the same way, which the ``@localmem`` and private
-  checks (and the initcheck and racecheck) then see as a subscript of ``tile``.
+  checks (and the initcheck and racecheck) then see as a subscript of ``tile``. A view
+  of a row of a multi-dimensional one (``float* row = grid[r];``) is found here too and
+  spelled as a flat subscript by :mod:`.debug_rows`.
 * :func:`check_private`, after it: each subscript of a private array (``@private T
   a[4]`` or a plain ``T a[4]`` declared once in the kernel body, with constant sizes)
   is checked one dimension at a time like a ``@localmem`` array's
@@ -30,8 +32,8 @@ from ..syntax.parts import Call, Gen, is_unary, item_step
 from ..syntax.parts import is_tok as _is_tok
 from ..syntax.parts import match_items as _match_items
 
-__all__ = ["after_header", "check_private", "debug_targets", "private_arrays", "rewrite_views",
-           "views", "views_of"]
+__all__ = ["additive", "after_header", "check_private", "debug_targets", "last_code",
+           "one_term", "private_arrays", "rewrite_views", "skip_blank", "views", "views_of"]
 
 #: Words before ``name[`` that make it a use, not a declaration.
 _USE_WORDS = frozenset({"return", "case", "else", "do", "sizeof", "throw"})
@@ -123,19 +125,21 @@ def _after_subscripts(sig: list[Token], n: int, count: int) -> int | None:
     return None if n < len(sig) and sig[n].is_punct("[") else n
 
 
-def _skip_blank(parts: list, n: int) -> int:
+def skip_blank(parts: list, n: int) -> int:
+    """The index of the first part from ``parts[n]`` on that is not a blank or comment."""
     while n < len(parts) and isinstance(parts[n], Token) and parts[n].kind in ("ws", "comment"):
         n += 1
     return n
 
 
-def _last_code(out: list) -> object | None:
+def last_code(out: list) -> object | None:
+    """The last part of ``out`` that is code (not a blank, comment or empty generated text)."""
     return next((o for o in reversed(out)
                  if not (isinstance(o, Token) and o.kind in ("ws", "comment"))
                  and not (isinstance(o, Gen) and not o.text.strip())), None)
 
 
-def _additive(rest: list) -> bool:
+def additive(rest: list) -> bool:
     """Whether ``rest`` has no operator binding looser than ``+`` at its top level."""
     depth = 0
     for it in rest:
@@ -167,7 +171,7 @@ def after_header(code: list) -> bool:
     return False
 
 
-def _one_term(rest: list) -> bool:
+def one_term(rest: list) -> bool:
     """Whether ``rest`` has no ``+`` or ``-`` at its top level (``p - rest`` is
     ``p[-(rest)]``), a unary minus first aside."""
     depth = 0
@@ -189,22 +193,22 @@ def rewrite_views(parts: list, arrays: set[str], views: dict[str, str]) -> list:
     n = 0
     while n < len(parts):
         it = parts[n]
-        prev = _last_code(out)
+        prev = last_code(out)
         member = _is_tok(prev, ".", "->", "::")
         if isinstance(it, Token) and it.is_punct("*") \
                 and (prev is None or is_unary([prev, it], 1) or after_header(
                     [o for o in out if not (isinstance(o, Token) and o.kind in ("ws", "comment"))
                      and not (isinstance(o, Gen) and not o.text.strip())])):
-            j = _skip_blank(parts, n + 1)
+            j = skip_blank(parts, n + 1)
             if j < len(parts) and _is_tok(parts[j], "("):
                 close = _match_items(parts, j)
                 inner = [p for p in parts[j + 1:close]
                          if not (isinstance(p, Token) and p.kind in ("ws", "comment"))]
-                after = _skip_blank(parts, close + 1)
+                after = skip_blank(parts, close + 1)
                 if len(inner) >= 3 and isinstance(inner[0], Token) and inner[0].kind == "id" \
                         and inner[0].text in pointers and (_is_tok(inner[1], "+") or (
-                            _is_tok(inner[1], "-") and _one_term(inner[2:]))) \
-                        and _additive(inner[2:]) and not (
+                            _is_tok(inner[1], "-") and one_term(inner[2:]))) \
+                        and additive(inner[2:]) and not (
                             after < len(parts) and _is_tok(parts[after], "[", "(", ".", "->")):
                     p = inner[0]
                     rest = inner[2:] if _is_tok(inner[1], "+") else [
@@ -217,7 +221,7 @@ def rewrite_views(parts: list, arrays: set[str], views: dict[str, str]) -> list:
                     continue
             elif j < len(parts) and isinstance(parts[j], Token) and parts[j].kind == "id" \
                     and parts[j].text in pointers:
-                after = _skip_blank(parts, j + 1)
+                after = skip_blank(parts, j + 1)
                 if not (after < len(parts) and _is_tok(parts[after], "[", "(", ".", "->", "++",
                                                         "--")):
                     p = parts[j]
@@ -227,7 +231,7 @@ def rewrite_views(parts: list, arrays: set[str], views: dict[str, str]) -> list:
                     n = j + 1
                     continue
         if isinstance(it, Token) and it.kind == "id" and it.text in views and not member:
-            j = _skip_blank(parts, n + 1)
+            j = skip_blank(parts, n + 1)
             if j < len(parts) and _is_tok(parts[j], "["):
                 close = _match_items(parts, j)
                 origin = views[it.text]
@@ -362,7 +366,7 @@ def check_private(parts: list, private: dict[str, list[list]], first: int, ndim:
     while n < len(parts):
         it = parts[n]
         depth += item_step(it)
-        prev = _last_code(out)
+        prev = last_code(out)
         if isinstance(it, Token) and it.kind == "id" and it.text in private \
                 and not _is_tok(prev, ".", "->", "::") and not _declares(prev):
             code = -1 - 16 * (first + names.index(it.text))
@@ -370,7 +374,7 @@ def check_private(parts: list, private: dict[str, list[list]], first: int, ndim:
             out.append(it)
             n += 1
             for d, size in enumerate(private[it.text]):
-                j = _skip_blank(parts, n)
+                j = skip_blank(parts, n)
                 if j >= len(parts) or not _is_tok(parts[j], "["):
                     break
                 close = _match_items(parts, j)
