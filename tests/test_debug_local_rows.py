@@ -282,3 +282,36 @@ def test_a_view_of_a_row_of_a_three_dimensional_array(path: Any) -> None:
     err = info.value
     assert (err.parameter, err.index, err.extent) == ("cube", 16, 16)
     assert err.work_item[0] % 8 == 7 and err.lineno == line_of(CUBE, "y[i] = *r")
+
+
+ACROSS_ROWS = """
+@kernel void across_rows(float* y, const float* x, const long off) {
+    const long i = @index(Global, Linear);
+    const long l = @index(Local, Linear);
+    @localmem float t[8];
+    float acc[2][4];
+    float* p = acc[1];
+    for (int j = 0; j < 4; j++) {
+        acc[0][j] = x[i];
+        acc[1][j] = x[i] + j;
+    }
+    t[l] = acc[1][3];
+    @synchronize();
+    y[i] = p[off] + t[7 - l];
+}
+"""
+
+
+def test_a_private_row_pointer_across_a_barrier(path: Any) -> None:
+    k = pk.kernel(ACROSS_ROWS, debug=True)
+    x = np.arange(16, dtype=np.float32)
+    y, = path.run(k, np.zeros(16, np.float32), x, np.int64(2), ndrange=16,
+                  workgroupsize=8)[:1]
+    # Each work-item reads its own acc through p (on the native path too, where the
+    # items of a group run one after another and acc must outlive the first loop).
+    assert list(y) == list((x + 2) + x.reshape(2, 8)[:, ::-1].ravel() + 3)
+    with pytest.raises(pk.KernelFaultError) as info:
+        path.run(k, np.zeros(16, np.float32), x, np.int64(4), ndrange=16, workgroupsize=8)
+    err = info.value
+    assert (err.parameter, err.index, err.extent) == ("acc", 8, 8)
+    assert err.lineno == line_of(ACROSS_ROWS, "y[i] = p[off]")
