@@ -22,6 +22,7 @@ name a multi-dimensional array's elements.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..syntax.language import Token
@@ -91,9 +92,11 @@ def _ref(name: str, dims: list[list], at: Token) -> FlatRef:
     return FlatRef("id", flat_text(name, len(dims)), at.line, at.col, name)
 
 
-def _pointer_arg(arg: list, rows: dict[str, list[list]], again) -> list | None:
-    """``&(&grid[0][0])[flat]`` for a helper's argument ``grid[r]`` (``± e``) or
-    ``&grid[r][c]``, else None."""
+def _pointer_arg(arg: list, rows: dict[str, list[list]],
+                 again: Callable[[list], list]) -> list | None:
+    """``&(&grid[0][0])[flat]`` for a pointer ``grid[r]`` (``± e``) or ``&grid[r][c]`` (a
+    helper's argument, the inside of ``*(...)``), else None; ``again`` rewrites the
+    indices."""
     code = [k for k, it in enumerate(arg) if not (isinstance(it, Token)
                                                  and it.kind in ("ws", "comment"))]
     if not code:
