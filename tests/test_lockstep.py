@@ -263,3 +263,30 @@ def test_a_private_array_a_pointer_holds_across_a_barrier_lives_on_with_it():
     y = np.zeros(16, np.float32)
     k(pk.CPU(), 8)(y, x, ndrange=16)
     np.testing.assert_array_equal(y, (x + 1) + (x + 3) + (x + 1))
+
+
+POINTED_INTO_ROW = """
+@kernel void pointed_row(float* y, const float* x) {
+    const long i = @index(Global, Linear);
+    float acc[2][4];
+    float* p = acc[1];
+    const float* r = acc[0] + 1;
+    for (int j = 0; j < 4; j++) {
+        acc[0][j] = x[i];
+        acc[1][j] = x[i] + j;
+    }
+    @synchronize();
+    y[i] = p[2] + r[0];
+}
+"""
+
+
+@native
+def test_a_private_array_a_row_pointer_holds_across_a_barrier_lives_on_with_it():
+    # acc[1] is a row (a pointer), not an element: acc must outlive the first loop.
+    k = pk.kernel(POINTED_INTO_ROW)
+    assert "pk_priv_acc[pk_items]" in k.render("c", ndim=1)
+    x = np.arange(16, dtype=np.float32)
+    y = np.zeros(16, np.float32)
+    k(pk.CPU(), 8)(y, x, ndrange=16)
+    np.testing.assert_array_equal(y, (x + 2) + x)

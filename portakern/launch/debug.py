@@ -104,6 +104,14 @@ def check(record: np.ndarray, kernel: str, params: list, ndim: int, filename: st
                                text, dimension)
     if argument < 0:
         k, dimension = divmod(-1 - argument, 16)
+        from ..lower.debug_rows import FLAT_DIMENSION
+
+        if dimension == FLAT_DIMENSION:  # through a pointer into a multi-dimensional array
+            private_one = k >= len(localmem) and k - len(localmem) < len(private)
+            name = (private[k - len(localmem)] if private_one
+                    else localmem[k] if k < len(localmem) else f"@localmem #{k}")
+            raise _flat_fault(kernel, "private" if private_one else "@localmem", name, index,
+                              extent, work_item, filename, line, text)
         if k >= len(localmem) and k - len(localmem) < len(private):
             name = private[k - len(localmem)]
             valid = f"valid indices 0 to {extent - 1}" if extent > 0 else "it is empty"
@@ -158,6 +166,25 @@ def check(record: np.ndarray, kernel: str, params: list, ndim: int, filename: st
     name = params[argument].name if argument < len(params) else f"#{argument}"
     raise KernelFaultError(kernel, name, argument, index, extent, work_item, filename, line,
                            text, message=message)
+
+
+def _flat_fault(kernel: str, kind: str, name: str, index: int, extent: int,
+                work_item: tuple[int, ...] | None, filename: str, line: int,
+                text: str | None) -> KernelFaultError:
+    """The fault of an access through a pointer into a multi-dimensional array
+    (:mod:`portakern.lower.debug_rows`): ``index`` and ``extent`` are flat, row-major."""
+    valid = f"valid 0 to {extent - 1}" if extent > 0 else "it is empty"
+    item = (f"work-item {work_item}" if work_item is not None
+            else "the code that runs once per workgroup")
+    message = (f"kernel {kernel!r}: out-of-bounds access through a pointer into {kind} array "
+               f"{name!r} at {filename}:{line}: flat element {index} (row-major) of its "
+               f"{extent} ({valid}; a pointer into a row may range over the whole array); "
+               f"{item} faulted first. The access went to element 0 of {name!r} instead "
+               f"(no memory outside the arrays was touched)")
+    if text is not None:
+        message += f"\n    {line} | {text.strip()}"
+    return KernelFaultError(kernel, name, None, index, extent, work_item, filename, line,
+                            text, None, message=message)
 
 
 def _race(record: np.ndarray, kernel: str, name: str, index: int, extent: int,

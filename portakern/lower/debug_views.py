@@ -12,7 +12,9 @@ Two passes around :func:`~portakern.lower.subscripts.check_subscripts`:
   another value (``++``, ``+=`` keep it in the same array; ``row - x`` stays exact).
   A view of a one-dimensional ``@localmem`` or private array (``float* row = tile + k;``)
   becomes ``tile[(row - tile) + (j)]`` the same way, which the ``@localmem`` and private
-  checks (and the initcheck and racecheck) then see as a subscript of ``tile``.
+  checks (and the initcheck and racecheck) then see as a subscript of ``tile``. A view
+  of a row of a multi-dimensional one (``float* row = grid[r];``) is found here too and
+  spelled as a flat subscript by :mod:`.debug_rows`.
 * :func:`check_private`, after it: each subscript of a private array (``@private T
   a[4]`` or a plain ``T a[4]`` declared once in the kernel body, with constant sizes)
   is checked one dimension at a time like a ``@localmem`` array's
@@ -30,8 +32,8 @@ from ..syntax.parts import Call, Gen, is_unary, item_step
 from ..syntax.parts import is_tok as _is_tok
 from ..syntax.parts import match_items as _match_items
 
-__all__ = ["after_header", "check_private", "debug_targets", "private_arrays", "rewrite_views",
-           "views", "views_of"]
+__all__ = ["additive", "after_header", "check_private", "debug_targets", "last_code",
+           "one_term", "private_arrays", "rewrite_views", "skip_blank", "views", "views_of"]
 
 #: Words before ``name[`` that make it a use, not a declaration.
 _USE_WORDS = frozenset({"return", "case", "else", "do", "sizeof", "throw"})
@@ -68,9 +70,13 @@ def views(kernel: KernelDef, arrays: set[str], taken: set[str]) -> dict[str, str
     return views_of(significant(kernel.body), arrays, taken)
 
 
-def views_of(sig: list[Token], arrays: set[str], taken: set[str]) -> dict[str, str]:
+def views_of(sig: list[Token], arrays: set[str], taken: set[str],
+             rows: dict[str, int] | None = None) -> dict[str, str]:
     """The views in the code ``sig`` (its significant tokens): ``{view: array}``. A view
-    declared from an earlier view (``const float* q = row + 1;``) views its array."""
+    declared from an earlier view (``const float* q = row + 1;``) views its array.
+    ``rows`` maps multi-dimensional arrays to their number of dimensions: a view of one
+    points into a row (``grid[r]``, ``grid[r] + e``, ``&grid[r][c]``, :mod:`.debug_rows`)."""
+    rows = rows or {}
     counts = _decl_counts(sig)
     found: dict[str, str] = {}
     for j, t in enumerate(sig):
@@ -86,11 +92,20 @@ def views_of(sig: list[Token], arrays: set[str], taken: set[str]) -> dict[str, s
         elif init[0].is_punct("&") and len(init) > 2 and init[1].kind == "id" \
                 and (init[1].text in arrays or init[1].text in found) and init[2].is_punct("["):
             origin = init[1].text
+        elif init[0].kind == "id" and init[0].text in rows:
+            m = _after_subscripts(init, 1, rows[init[0].text] - 1)
+            if m is not None and m < len(init) and init[m].kind == "punct" \
+                    and init[m].text in ("+", "-", ";", ","):
+                origin = init[0].text
+        elif init[0].is_punct("&") and len(init) > 1 and init[1].kind == "id" \
+                and init[1].text in rows \
+                and _after_subscripts(init, 2, rows[init[1].text]) is not None:
+            origin = init[1].text
         if origin is not None and t.text not in found:
             found[t.text] = found.get(origin, origin)
     out = {}
     for name, origin in found.items():
-        if counts.get(name) != 1 or name in taken or name in arrays:
+        if counts.get(name) != 1 or name in taken or name in arrays or name in rows:
             continue
         assigned = any(
             t.kind == "id" and t.text == name and k + 1 < len(sig) and sig[k + 1].is_punct("=")
@@ -101,19 +116,30 @@ def views_of(sig: list[Token], arrays: set[str], taken: set[str]) -> dict[str, s
     return out
 
 
-def _skip_blank(parts: list, n: int) -> int:
+def _after_subscripts(sig: list[Token], n: int, count: int) -> int | None:
+    """The index after exactly ``count`` subscripts from ``sig[n]`` on, or None."""
+    for _ in range(count):
+        if n >= len(sig) or not sig[n].is_punct("["):
+            return None
+        n = _match_items(sig, n) + 1
+    return None if n < len(sig) and sig[n].is_punct("[") else n
+
+
+def skip_blank(parts: list, n: int) -> int:
+    """The index of the first part from ``parts[n]`` on that is not a blank or comment."""
     while n < len(parts) and isinstance(parts[n], Token) and parts[n].kind in ("ws", "comment"):
         n += 1
     return n
 
 
-def _last_code(out: list) -> object | None:
+def last_code(out: list) -> object | None:
+    """The last part of ``out`` that is code (not a blank, comment or empty generated text)."""
     return next((o for o in reversed(out)
                  if not (isinstance(o, Token) and o.kind in ("ws", "comment"))
                  and not (isinstance(o, Gen) and not o.text.strip())), None)
 
 
-def _additive(rest: list) -> bool:
+def additive(rest: list) -> bool:
     """Whether ``rest`` has no operator binding looser than ``+`` at its top level."""
     depth = 0
     for it in rest:
@@ -145,7 +171,7 @@ def after_header(code: list) -> bool:
     return False
 
 
-def _one_term(rest: list) -> bool:
+def one_term(rest: list) -> bool:
     """Whether ``rest`` has no ``+`` or ``-`` at its top level (``p - rest`` is
     ``p[-(rest)]``), a unary minus first aside."""
     depth = 0
@@ -167,22 +193,22 @@ def rewrite_views(parts: list, arrays: set[str], views: dict[str, str]) -> list:
     n = 0
     while n < len(parts):
         it = parts[n]
-        prev = _last_code(out)
+        prev = last_code(out)
         member = _is_tok(prev, ".", "->", "::")
         if isinstance(it, Token) and it.is_punct("*") \
                 and (prev is None or is_unary([prev, it], 1) or after_header(
                     [o for o in out if not (isinstance(o, Token) and o.kind in ("ws", "comment"))
                      and not (isinstance(o, Gen) and not o.text.strip())])):
-            j = _skip_blank(parts, n + 1)
+            j = skip_blank(parts, n + 1)
             if j < len(parts) and _is_tok(parts[j], "("):
                 close = _match_items(parts, j)
                 inner = [p for p in parts[j + 1:close]
                          if not (isinstance(p, Token) and p.kind in ("ws", "comment"))]
-                after = _skip_blank(parts, close + 1)
+                after = skip_blank(parts, close + 1)
                 if len(inner) >= 3 and isinstance(inner[0], Token) and inner[0].kind == "id" \
                         and inner[0].text in pointers and (_is_tok(inner[1], "+") or (
-                            _is_tok(inner[1], "-") and _one_term(inner[2:]))) \
-                        and _additive(inner[2:]) and not (
+                            _is_tok(inner[1], "-") and one_term(inner[2:]))) \
+                        and additive(inner[2:]) and not (
                             after < len(parts) and _is_tok(parts[after], "[", "(", ".", "->")):
                     p = inner[0]
                     rest = inner[2:] if _is_tok(inner[1], "+") else [
@@ -195,7 +221,7 @@ def rewrite_views(parts: list, arrays: set[str], views: dict[str, str]) -> list:
                     continue
             elif j < len(parts) and isinstance(parts[j], Token) and parts[j].kind == "id" \
                     and parts[j].text in pointers:
-                after = _skip_blank(parts, j + 1)
+                after = skip_blank(parts, j + 1)
                 if not (after < len(parts) and _is_tok(parts[after], "[", "(", ".", "->", "++",
                                                         "--")):
                     p = parts[j]
@@ -205,7 +231,7 @@ def rewrite_views(parts: list, arrays: set[str], views: dict[str, str]) -> list:
                     n = j + 1
                     continue
         if isinstance(it, Token) and it.kind == "id" and it.text in views and not member:
-            j = _skip_blank(parts, n + 1)
+            j = skip_blank(parts, n + 1)
             if j < len(parts) and _is_tok(parts[j], "["):
                 close = _match_items(parts, j)
                 origin = views[it.text]
@@ -283,22 +309,27 @@ def debug_targets(kernel: KernelDef, module: Module
             if m:
                 macros.add(m.group(1))
     private = private_arrays(kernel, macros, taken)
-    flat = _flat_localmem(significant(kernel.body)) | {
-        n for n, dims in private.items() if len(dims) == 1}
-    seen = views(kernel, arrays | flat, taken - flat)
+    ranks = _localmem_ranks(significant(kernel.body))
+    ranks.update({n: len(dims) for n, dims in private.items()})
+    flat = {n for n, r in ranks.items() if r == 1}
+    rows = {n: r for n, r in ranks.items() if r > 1}
+    seen = views_of(significant(kernel.body), arrays | flat, taken - flat - set(rows), rows)
     return seen, {n: d for n, d in private.items() if n not in seen}
 
 
-def _flat_localmem(sig: list[Token]) -> set[str]:
-    """The one-dimensional ``@localmem`` arrays among the significant tokens ``sig``."""
-    out = set()
+def _localmem_ranks(sig: list[Token]) -> dict[str, int]:
+    """The ``@localmem`` arrays among the significant tokens ``sig``, with their numbers of
+    dimensions."""
+    out = {}
     for i, t in enumerate(sig):
         if t.kind == "at" and t.text == "@localmem":
             bracket = next((j for j in range(i + 1, len(sig)) if sig[j].is_punct("[")), None)
             if bracket is not None:
-                close = _match_items(sig, bracket)
-                if not (close + 1 < len(sig) and sig[close + 1].is_punct("[")):
-                    out.add(sig[bracket - 1].text)
+                rank, close = 0, bracket - 1
+                while close + 1 < len(sig) and sig[close + 1].is_punct("["):
+                    close = _match_items(sig, close + 1)
+                    rank += 1
+                out[sig[bracket - 1].text] = rank
     return out
 
 
@@ -335,7 +366,7 @@ def check_private(parts: list, private: dict[str, list[list]], first: int, ndim:
     while n < len(parts):
         it = parts[n]
         depth += item_step(it)
-        prev = _last_code(out)
+        prev = last_code(out)
         if isinstance(it, Token) and it.kind == "id" and it.text in private \
                 and not _is_tok(prev, ".", "->", "::") and not _declares(prev):
             code = -1 - 16 * (first + names.index(it.text))
@@ -343,7 +374,7 @@ def check_private(parts: list, private: dict[str, list[list]], first: int, ndim:
             out.append(it)
             n += 1
             for d, size in enumerate(private[it.text]):
-                j = _skip_blank(parts, n)
+                j = skip_blank(parts, n)
                 if j >= len(parts) or not _is_tok(parts[j], "["):
                     break
                 close = _match_items(parts, j)

@@ -46,6 +46,7 @@ from ..syntax.language import Token
 from ..syntax.parts import BARRIER, Call, Gen, item_step, walk_parts
 from ..syntax.parts import is_tok as _is_tok
 from ..syntax.parts import match_items as _match_items
+from .debug_rows import FlatRef
 from .racecheck import RACE_DIMENSION
 
 __all__ = ["DEBUG_SIMD", "INITCHECK_DIMENSION", "access_kind", "check_reads", "fast_runs",
@@ -212,7 +213,9 @@ def check_reads(parts: list, have: dict[str, int], dims: dict[str, list[list]], 
     while n < len(parts):
         it = parts[n]
         depth += item_step(it)
-        if not (isinstance(it, Token) and it.kind == "id" and it.text in have):
+        flat = isinstance(it, FlatRef)  # (&s[0][0])[e]: flat element e (debug_rows)
+        name = it.array if flat else getattr(it, "text", None)
+        if not (isinstance(it, Token) and it.kind == "id" and name in have):
             out.append(it)
             n += 1
             continue
@@ -223,7 +226,8 @@ def check_reads(parts: list, have: dict[str, int], dims: dict[str, list[list]], 
             continue
         access = [it]
         m = n + 1
-        for _ in dims[it.text]:
+        want = 1 if flat else len(dims[name])
+        for _ in range(want):
             j = m
             while j < len(parts) and isinstance(parts[j], Token) \
                     and parts[j].kind in ("ws", "comment"):
@@ -233,23 +237,24 @@ def check_reads(parts: list, have: dict[str, int], dims: dict[str, list[list]], 
             close = _match_items(parts, j)
             access += parts[m:close + 1]
             m = close + 1
-        if len(access) == 1:  # the array itself (decays to a pointer): not tracked
+            want -= 1
+        if want:  # the array itself or a row of it (a pointer): not tracked
             out.append(it)
             n += 1
             continue
         kind = access_kind(out, parts, m)
-        plain = it.text in race
+        plain = name in race
         macro = {"write": "race_write" if plain else "local_write",
                  "update": "race_update" if plain else "local_update",
                  "read": "race_read" if plain else "local_read",
                  "atomic": "local_update",  # an atomic reads the element, then writes it
                  "mark": "local_write"}[kind]  # may be written through: marked, not checked
-        code = -1 - (16 * have[it.text] + INITCHECK_DIMENSION)
+        code = -1 - (16 * have[name] + INITCHECK_DIMENSION)
         ids = _item_ids(ndim, it.line, depth >= 0)
         extra: tuple = ()
         if macro.startswith("race_"):
             extra = (code + INITCHECK_DIMENSION - RACE_DIMENSION, int(depth >= 0))
-        out.append(Call(macro, (it.text, access, code, it.line, *ids, *extra), it.line))
+        out.append(Call(macro, (name, access, code, it.line, *ids, *extra), it.line))
         n = m
     return out
 

@@ -493,11 +493,15 @@ class LockstepLowerer(Lowerer):
         then hold its address (``float* p = acc + 1;``) and outlive the run, so the array
         must live on as a per-item array like the pointer."""
         toks = self.run_tokens if names else []
+        rank: dict[str, int] = {}  # acc[1] of float acc[2][4] is a row: a pointer
         for n, t in enumerate(toks):
             if t.kind == "id" and t.text in names:
-                subscript = n + 1 < len(toks) and toks[n + 1].text == "["
-                declared = n > 0 and toks[n - 1].kind == "id"  # ``float acc[4]``
-                if not declared and (not subscript or n > 0 and toks[n - 1].text == "&"):
+                k, subscripts = n + 1, 0
+                while k < len(toks) and toks[k].is_punct("["):
+                    k, subscripts = match_items(toks, k) + 1, subscripts + 1
+                if n > 0 and toks[n - 1].kind == "id":  # ``float acc[4]``: declared
+                    rank[t.text] = subscripts
+                elif subscripts < rank.get(t.text, 1) or n and toks[n - 1].text == "&":
                     return True
         return False
 

@@ -265,13 +265,27 @@ def lower_kernel(kernel: KernelDef, module: Module, ndim: int, *,
                        for m in re.findall(r"pk_priv_(\w+)\[pk_items\]", it.text)}
             views = {v: o for v, o in views.items()
                      if not (o in private and v in hoisted and o not in hoisted)}
-        checked = pass_extents(rewrite_views(body, arrays | set(local), views), helpers, flat,
-                               views, lambda line, inside: item_ids(ndim, line, inside),
-                               not lockstep, local, _shadowed(lw, lockstep, initcheck), lockstep)
+        # Pointers into multi-dimensional ones are checked against the flat extent.
+        from .debug_rows import FLAT_DIMENSION, check_rows, flat_size, flat_text, rewrite_rows
+
+        ranked = {**lw.local_dims, **private}  # the k-th array's codes: -1 - 16 * k - d
+        rows = {n: (flat_size(d), -1 - 16 * k - FLAT_DIMENSION)
+                for k, (n, d) in enumerate(ranked.items()) if len(d) > 1}
+        row_views = {v: o for v, o in views.items() if o in rows}
+        views = {v: o for v, o in views.items() if o not in rows}
+        body = rewrite_rows(body, {n: ranked[n] for n in rows}, row_views, set(helpers))
+        body = rewrite_views(body, arrays | set(local), views)
+        local.update({flat_text(n, len(ranked[n])): r for n, r in rows.items()})
+        views.update({v: flat_text(o, len(ranked[o])) for v, o in row_views.items()})
+        checked = pass_extents(body, helpers, flat, views,
+                               lambda line, inside: item_ids(ndim, line, inside),
+                               not lockstep, local, _shadowed(lw, lockstep, initcheck),
+                               lockstep)
         checked = check_subscripts(checked, arrays, ndim,
                                    inside_item=not lockstep, local=lw.local_dims)
         checked = check_private(checked, private, len(lw.local_dims), ndim,
                                 inside_item=not lockstep)
+        checked = check_rows(checked, rows, ndim, inside_item=not lockstep)
         if lockstep:  # the group runs once here: its @localmem reads are initchecked
             from .initcheck import check_reads, fast_runs, seal_barriers, shadows
             from .racecheck import bump_epochs, quiet_reads
