@@ -421,7 +421,7 @@ def test_a_pointer_helper_used_as_a_function_pointer_is_refused_in_debug_mode() 
     source = """
 float at(const float* p, long i) { return p[i]; }
 float through(const float* x, long i) {
-    float (*f)(const float*, long) = at;
+    auto f = at;
     return f(x, i);
 }
 @kernel void fptr(float* y, const float* x) {
@@ -470,7 +470,7 @@ def test_a_variable_field_or_parameter_named_like_a_pointer_helper_is_no_functio
 
 
 @pytest.mark.parametrize("helper, line", [
-    ("{ { float at = 1.0f; } float (*f)(const float*, long) = at; return f(x, i) + at; }",
+    ("{ { float at = 1.0f; } auto f = at; return f(x, i) + at; }",
      "float through"),
     ("{ return (i ? at : at)(x, i); }", "float through"),
 ], ids=["after-the-block-of-a-variable", "in-a-conditional"])

@@ -237,6 +237,24 @@ def test_a_pointer_to_an_array_parameter_is_fine():
     assert "float first_pk_l(__local const float (*b)[4], long r)" in pk.kernel(
         source).render("opencl")
 
+
+@pytest.mark.parametrize("declaration, line", [
+    ("    float (*f)(float) = sq;\n    y[0] = f(2.0f);\n", 3),
+    ("    typedef float (*F)(float);\n    y[0] = 0.0f;\n", 3),
+], ids=["variable", "typedef"])
+def test_a_function_pointer_is_refused(declaration, line):
+    # OpenCL C and Metal have none: it used to fail to build there (native and CUDA ran it).
+    source = ("float sq(float v) { return v * v; }\n@kernel void f(float* y) {\n"
+              + declaration + "}\n")
+    name = "F" if "typedef" in declaration else "f)"
+    refused(source, name, "function pointer", line=line)
+
+
+def test_a_function_pointer_parameter_is_refused():
+    source = ("float apply(float (*op)(float), float v) { return op(v); }\n"
+              "@kernel void f(float* y) {\n    y[0] = 1.0f;\n}\n")
+    refused(source, "op", "function pointer", line=1)
+
 # -- row 5: a struct name as a parameter type -------------------------------------------------
 
 Q4 = """typedef struct { half d; uint8_t qs[16]; } block_q4_0;

@@ -131,7 +131,9 @@ def check_flat_access(tokens: list[Token], smap: SourceMap, arrays: dict[str, st
     * an array of pointers ``const float* p[2] = {a, b};``: each element would need
       its own address space;
     * a pointer-to-array variable ``float (*rows)[4] = tile;`` (a parameter of that
-      form is fine): OpenCL, Metal and CUDA did not build it.
+      form is fine): OpenCL, Metal and CUDA did not build it;
+    * a function pointer ``float (*f)(float) = sq;`` (a variable, a parameter or a
+      ``typedef``): OpenCL C and Metal have none.
     """
     sig = [t for t in tokens if t.kind not in ("ws", "comment", "pp")]
     for n, t in enumerate(sig):
@@ -155,10 +157,18 @@ def check_flat_access(tokens: list[Token], smap: SourceMap, arrays: dict[str, st
                     f"portable; {LOAD_STORE_HINT}", t)
     depth = 0  # of parentheses: a parameter list (`float (*b)[4]` is fine there)
     for n, t in enumerate(sig):
-        if t.is_punct("(") and not depth and n and sig[n - 1].kind == "id" \
-                and sig[n - 1].text not in KEYWORDS and n + 4 < len(sig) \
-                and sig[n + 1].is_punct("*") and sig[n + 2].kind == "id" \
-                and sig[n + 3].is_punct(")") and sig[n + 4].is_punct("["):
+        declarator = t.is_punct("(") and n and sig[n - 1].kind == "id" \
+            and sig[n - 1].text not in KEYWORDS and n + 4 < len(sig) \
+            and sig[n + 1].is_punct("*") and sig[n + 2].kind == "id" \
+            and sig[n + 3].is_punct(")")
+        if declarator and sig[n + 4].is_punct("("):
+            name = sig[n + 2]
+            raise smap.error_at(
+                f"{name.text!r} is a function pointer ('{sig[n - 1].text} "
+                f"(*{name.text})(...)'), which is not portable: OpenCL C and Metal have "
+                f"no pointers to functions; call the helper directly (a switch over the "
+                f"helpers, or a Jinja loop that renders one kernel per helper)", name)
+        if declarator and not depth and sig[n + 4].is_punct("["):
             name = sig[n + 2]
             raise smap.error_at(
                 f"{name.text!r} is a pointer to an array ('{sig[n - 1].text} "
