@@ -23,7 +23,8 @@ a + i * n;``, :func:`.debug_views.views_of`) is checked as ``a[(row - a) + (j)]`
 pointer parameter the helper moves (``a++``, ``a += k``, ``a = a + k``; ``*a++`` is
 ``*(a++, &a[-1])`` first) keeps where it started (``debug_origin``: ``pk_dbg_k_a``), so its
 offset is ``pk_dbg_k_o + (a - pk_dbg_k_a)``. Pointing one at another array (``a = b``),
-``a++[k]`` and a helper named as a function pointer are refused (:class:`KernelSyntaxError`).
+``a++[k]`` and a helper named as a function pointer are refused (:class:`KernelSyntaxError`;
+a variable, parameter or field of the helper's name is not the helper).
 A call in a struct's method body, where no record is at hand, passes a null record and
 unknown extents (:func:`_outside`).
 """
