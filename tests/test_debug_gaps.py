@@ -421,7 +421,7 @@ def test_a_pointer_helper_used_as_a_function_pointer_is_refused_in_debug_mode() 
     source = """
 float at(const float* p, long i) { return p[i]; }
 float through(const float* x, long i) {
-    float (*f)(const float*, long) = at;
+    auto f = at;
     return f(x, i);
 }
 @kernel void fptr(float* y, const float* x) {
@@ -434,6 +434,57 @@ float through(const float* x, long i) {
     assert "'at' is used as a function pointer" in str(info.value)
     assert info.value.lineno == line_of(source, "= at;")
     assert "= at;" in pk.kernel(source, debug=False).render("c")
+
+
+
+SHADOWS = """
+typedef struct { float at; float w; } Pair;
+float at(const float* p, long i) { return p[i]; }
+float fields(Pair s) { return s.at + s.at * s.w; }
+float own(const float* p, long i) { float a = 0.5f, at = p[i]; return a + at; }
+float param(const float* p, long at) { return p[at]; }
+float loop(const float* p, long i) {
+    float s = 0;
+    for (long at = 0; at < 2; at++) s += p[i + at];
+    return s;
+}
+@kernel void shadows(float* y, const float* x, const long off) {
+    const long i = @index(Global, Linear);
+    Pair s; s.at = 1.0f; s.w = 2.0f;
+    y[i] = at(x, i) + fields(s) + own(x, i) + param(x, i) + loop(x, i + off);
+}
+"""
+
+
+def test_a_variable_field_or_parameter_named_like_a_pointer_helper_is_no_function_pointer(
+        path: Any) -> None:
+    k = pk.kernel(SHADOWS, debug=True)
+    x = np.arange(9, dtype=np.float32)
+    path.run(k, np.zeros(8, np.float32), x, np.int64(0), ndrange=8)
+    i = np.arange(8)
+    assert list(path.after[0]) == list(3 * x[:8] + 3.5 + x[i] + x[i + 1])
+    with pytest.raises(pk.KernelFaultError) as info:  # loop() reads x[9]
+        path.run(k, np.zeros(8, np.float32), x, np.int64(1), ndrange=8)
+    assert (info.value.parameter, info.value.index, info.value.extent) == ("x", 9, 9)
+    assert info.value.lineno == line_of(SHADOWS, "s += p[i + at]")
+
+
+@pytest.mark.parametrize("helper, line", [
+    ("{ { float at = 1.0f; } auto f = at; return f(x, i) + at; }",
+     "float through"),
+    ("{ return (i ? at : at)(x, i); }", "float through"),
+], ids=["after-the-block-of-a-variable", "in-a-conditional"])
+def test_the_helper_itself_is_still_refused_as_a_function_pointer(helper: str, line: str,
+                                                                   ) -> None:
+    source = ("float at(const float* p, long i) { return p[i]; }\n"
+              f"float through(const float* x, long i) {helper}\n"
+              "@kernel void fptr(float* y, const float* x) {\n"
+              "    const long i = @index(Global, Linear);\n"
+              "    y[i] = through(x, i);\n}\n")
+    with pytest.raises(pk.KernelSyntaxError) as info:
+        pk.kernel(source, debug=True).render("c")
+    assert "'at' is used as a function pointer" in str(info.value)
+    assert info.value.lineno == line_of(source, line)
 
 
 HEADER_DEREF = """

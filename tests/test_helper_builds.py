@@ -226,7 +226,110 @@ float first(const float* b) { float w[2] = {b[0], b[1]}; return w[0] + w[1]; }
     assert "float w[2] = {b[0], b[1]};" in text
 
 
-# -- all three through nvcc ----------------------------------------------------------------
+# -- 4. pointers into a @localmem array sized at launch (issue 36 gap 1) ------------------
+
+LAUNCH_SIZED = """
+void bump(float& a) { a += 100.0f; }
+float get(const float* t, long k) { return t[k]; }
+@kernel void flip(float* y, const float* x, const long n) {
+    @localmem float tile[@groupsize()];
+    @localmem float spare[n];
+    const long l = @index(Local, Linear);
+    const long i = @index(Global, Linear);
+    float* p = tile + l;
+    p[0] = x[i];
+    float* q = &spare[l];
+    *q = 1.0f;
+    bump(spare[l]);
+    @synchronize();
+    y[i] = get(tile, @groupsize() - 1 - l) + get(spare, l);
+}
+"""
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_pointers_into_launch_sized_localmem_build_everywhere(path: Any, debug: bool) -> None:
+    k = pk.kernel(LAUNCH_SIZED, debug=debug)
+    x = np.arange(32, dtype=np.float32)
+    path.run(k, np.zeros(32, np.float32), x, np.int64(8), ndrange=32, workgroupsize=8)
+    assert list(path.after[0]) == list(x.reshape(4, 8)[:, ::-1].ravel() + 101)
+    if not debug:
+        return
+    with pytest.raises(pk.KernelFaultError) as info:  # spare has 4 slots for 8 items
+        path.run(k, np.zeros(32, np.float32), x, np.int64(4), ndrange=32, workgroupsize=8)
+    assert "spare" in str(info.value)
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_pointers_into_launch_sized_localmem_compile_for_the_gpu_compilers(debug: bool,
+                                                                            ) -> None:
+    # MLX's CUDA path refuses a launch-sized @localmem at launch (a LaunchError from
+    # portakern/backends/local_sizes.py), so only the Metal source MLX wraps is checked too.
+    k = pk.kernel(LAUNCH_SIZED, debug=debug)
+    compile_for_gpus(k, mlx=False)
+    from portakern.backends.metal import mlx_source
+    from portakern.checks.metal import check_metal, metal_check_available
+
+    if metal_check_available()[0]:
+        r = k.rendered("metal", {}, 1)
+        check_metal(mlx_source(r), sources=r.sources())
+
+
+def test_pointers_into_launch_sized_localmem_get_the_local_space() -> None:
+    k = pk.kernel(LAUNCH_SIZED)
+    opencl, metal = k.render("opencl"), k.render("metal")
+    assert "__local float * p" in opencl and "__local float * q" in opencl
+    assert "float get_pk_l(__local const float* t" in opencl
+    assert "void bump_pk_l(__local float* a)" in opencl
+    assert "threadgroup float * p" in metal and "threadgroup float * q" in metal
+    assert "float get(threadgroup const float* t" in metal
+    assert "__private" not in opencl and "thread float" not in metal
+
+
+# -- 5. a helper parameter that is an array of arrays, T b[][4] (issue 36 gap 2) ----------
+
+ROWS = """
+float row_sum(const float b[][4], long r) { return b[r][0] + b[r][1] + b[r][2] + b[r][3]; }
+void put(float t[][4], long r, float v) { t[r][0] = v; }
+@kernel void rows(float* y, const float* x) {
+    float mine[2][4];
+    @localmem float tile[8][4];
+    const long i = @index(Global, Linear);
+    const long l = @index(Local, Linear);
+    for (int c = 0; c < 4; c++) { tile[l][c] = x[4 * i + c]; mine[1][c] = (float)c; }
+    @synchronize();
+    put(mine, 0, 0.5f);
+    y[i] = row_sum(tile, l) + row_sum(mine, 1) + mine[0][0];
+}
+"""
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_an_array_of_arrays_parameter_builds_everywhere(path: Any, debug: bool) -> None:
+    k = pk.kernel(ROWS, debug=debug)
+    x = np.arange(64, dtype=np.float32)
+    path.run(k, np.zeros(16, np.float32), x, ndrange=16, workgroupsize=8)
+    assert list(path.after[0]) == list(x.reshape(16, 4).sum(1) + 6.5)
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_an_array_of_arrays_parameter_compiles_for_the_gpu_compilers(debug: bool) -> None:
+    compile_for_gpus(pk.kernel(ROWS, debug=debug))
+
+
+def test_an_array_of_arrays_parameter_gets_each_address_space() -> None:
+    k = pk.kernel(ROWS)
+    opencl, metal = k.render("opencl"), k.render("metal")
+    assert "float row_sum_pk_l(__local const float b[][4], long r)" in opencl
+    assert "float row_sum_pk_p(__private const float b[][4], long r)" in opencl
+    assert "void put_pk_p(__private float t[][4], long r, float v)" in opencl
+    assert "row_sum_pk_l(tile, l) + row_sum_pk_p(mine, 1)" in opencl
+    assert "float row_sum(threadgroup const float b[][4], long r)" in metal
+    assert "float row_sum(thread const float b[][4], long r)" in metal
+    assert "float row_sum(const float b[][4], long long r)" in k.render("c")
+
+
+# -- all of them through nvcc ----------------------------------------------------------------
 
 @pytest.mark.parametrize("debug", [False, True])
 def test_the_cuda_renderings_compile_to_ptx_with_nvcc(debug: bool) -> None:
@@ -234,6 +337,6 @@ def test_the_cuda_renderings_compile_to_ptx_with_nvcc(debug: bool) -> None:
 
     if cuda_module._find_nvcc() is None:
         pytest.skip("nvcc not found: install the CUDA toolkit")
-    for source in (POINTS, GROUPREDUCE, ARRAY_PARAMETER):
+    for source in (POINTS, GROUPREDUCE, ARRAY_PARAMETER, LAUNCH_SIZED, ROWS):
         r = pk.kernel(source, debug=debug).rendered("cuda", {}, 1)
         assert ".entry" in cuda_module.compile_cuda_ptx(r.source, compiler="nvcc")

@@ -212,6 +212,49 @@ def test_an_array_of_pointers_is_refused():
     refused(source, "p[", "array of pointers", line=3)
 
 
+
+@pytest.mark.parametrize("where", ["kernel", "helper"])
+def test_a_pointer_to_an_array_variable_is_refused(where):
+    # It used to fail to build on PoCL, on CUDA and on Metal (the native path ran it).
+    body = ("    float (*rows)[4] = t;\n"
+            "    return rows[r][0];\n")
+    if where == "helper":
+        source = ("float first(float t[][4], long r) {\n" + body + "}\n"
+                  "@kernel void f(float* y) {\n    float t[2][4] = {};\n"
+                  "    y[0] = first(t, 1);\n}\n")
+        line = 2
+    else:
+        source = ("@kernel void f(float* y) {\n    @localmem float t[2][4];\n"
+                  "    long r = 1;\n" + body.replace("return", "y[0] =") + "}\n")
+        line = 4
+    refused(source, "rows", "pointer to an array", line=line)
+
+
+def test_a_pointer_to_an_array_parameter_is_fine():
+    source = ("float first(const float (*b)[4], long r) { return b[r][0]; }\n"
+              "@kernel void f(float* y) {\n    @localmem float t[2][4];\n"
+              "    y[0] = first(t, 1);\n}\n")
+    assert "float first_pk_l(__local const float (*b)[4], long r)" in pk.kernel(
+        source).render("opencl")
+
+
+@pytest.mark.parametrize("declaration, line", [
+    ("    float (*f)(float) = sq;\n    y[0] = f(2.0f);\n", 3),
+    ("    typedef float (*F)(float);\n    y[0] = 0.0f;\n", 3),
+], ids=["variable", "typedef"])
+def test_a_function_pointer_is_refused(declaration, line):
+    # OpenCL C and Metal have none: it used to fail to build there (native and CUDA ran it).
+    source = ("float sq(float v) { return v * v; }\n@kernel void f(float* y) {\n"
+              + declaration + "}\n")
+    name = "F" if "typedef" in declaration else "f)"
+    refused(source, name, "function pointer", line=line)
+
+
+def test_a_function_pointer_parameter_is_refused():
+    source = ("float apply(float (*op)(float), float v) { return op(v); }\n"
+              "@kernel void f(float* y) {\n    y[0] = 1.0f;\n}\n")
+    refused(source, "op", "function pointer", line=1)
+
 # -- row 5: a struct name as a parameter type -------------------------------------------------
 
 Q4 = """typedef struct { half d; uint8_t qs[16]; } block_q4_0;

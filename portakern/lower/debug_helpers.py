@@ -23,7 +23,8 @@ a + i * n;``, :func:`.debug_views.views_of`) is checked as ``a[(row - a) + (j)]`
 pointer parameter the helper moves (``a++``, ``a += k``, ``a = a + k``; ``*a++`` is
 ``*(a++, &a[-1])`` first) keeps where it started (``debug_origin``: ``pk_dbg_k_a``), so its
 offset is ``pk_dbg_k_o + (a - pk_dbg_k_a)``. Pointing one at another array (``a = b``),
-``a++[k]`` and a helper named as a function pointer are refused (:class:`KernelSyntaxError`).
+``a++[k]`` and a helper named as a function pointer are refused (:class:`KernelSyntaxError`;
+a variable, parameter or field of the helper's name is not the helper).
 A call in a struct's method body, where no record is at hand, passes a null record and
 unknown extents (:func:`_outside`).
 
@@ -137,9 +138,12 @@ def helper_pointers(parts: list) -> dict[str, list[tuple[str, bool]]]:
         fn = parts[name].text
         params.setdefault(fn, _params_of(parts[open_at + 1:close]))
         if brace >= 0:
-            body = parts[brace + 1:_match_items(parts, brace)]
+            body = _code(parts[brace + 1:_match_items(parts, brace)])
+            # A call, `at(...)`; never a field `s.at` or a variable of the same name.
             calls.setdefault(fn, set()).update(
-                t.text for t in body if isinstance(t, Token) and t.kind == "id")
+                t.text for k, t in enumerate(body) if isinstance(t, Token) and t.kind == "id"
+                and k + 1 < len(body) and _is_tok(body[k + 1], "(")
+                and not (k and _is_tok(body[k - 1], ".", "->")))
     need = {fn for fn, ps in params.items() if any(ptr for _, ptr in ps)}
     grown = True
     while grown:
@@ -475,20 +479,78 @@ def check_helpers(parts: list, filename: str = "<kernel>") -> list:
 def _no_function_pointers(parts: list, helpers: dict, filename: str) -> None:
     """A helper that takes the hidden parameters, named other than in a call (``f = at;``,
     a function pointer), is a :class:`~portakern.errors.KernelSyntaxError`: a call
-    through the pointer could not pass them."""
-    code = _code(parts)
-    for k, t in enumerate(code):
-        if isinstance(t, Token) and t.kind == "id" and t.text in helpers \
-                and not (k + 1 < len(code) and _is_tok(code[k + 1], "(")) \
-                and not (k and _is_tok(code[k - 1], ".", "->", "::")):
-            from ..errors import KernelSyntaxError
+    through the pointer could not pass them.
 
-            raise KernelSyntaxError(
-                f"debug mode: helper {t.text!r} is used as a function pointer; in debug mode "
-                f"each call of a helper that takes a pointer passes it the array's extent, "
-                f"which a call through a function pointer cannot: call {t.text!r} directly "
-                f"(a switch over the helpers), or leave debug mode off for this kernel",
-                filename, t.line, t.col)
+    A variable, parameter or struct field of the same name (``float at = p[i];``) is not
+    the helper: where it is declared, to the end of its block, the name is the variable.
+    """
+    code = _code(parts)
+    scopes: list[set[str]] = [set()]  # names declared in each enclosing block
+    pending: set[str] = set()  # parameters (and for-loop variables): the next block's
+    parens = 0
+    for k, t in enumerate(code):
+        if not isinstance(t, Token):
+            continue
+        if t.kind == "punct":
+            if t.text == "{":
+                scopes.append(pending)
+                pending, parens = set(), 0
+            elif t.text == "}" and len(scopes) > 1:
+                scopes.pop()
+            elif t.text == "(":
+                parens += 1
+            elif t.text == ")":
+                parens = max(parens - 1, 0)
+            elif t.text == ";" and not parens:
+                pending = set()
+            continue
+        if t.kind != "id" or t.text not in helpers:
+            continue
+        if _declared_here(code, k):
+            (pending if parens else scopes[-1]).add(t.text)
+            continue
+        if t.text in pending or any(t.text in scope for scope in scopes) \
+                or (k + 1 < len(code) and _is_tok(code[k + 1], "(")) \
+                or (k and _is_tok(code[k - 1], ".", "->", "::")):
+            continue
+        from ..errors import KernelSyntaxError
+
+        raise KernelSyntaxError(
+            f"debug mode: helper {t.text!r} is used as a function pointer; in debug mode "
+            f"each call of a helper that takes a pointer passes it the array's extent, "
+            f"which a call through a function pointer cannot: call {t.text!r} directly "
+            f"(a switch over the helpers), or leave debug mode off for this kernel",
+            filename, t.line, t.col)
+
+
+#: Words that may stand before a name without declaring it (``return at;``).
+_NOT_TYPES = _NOT_FUNCTIONS | frozenset({"case", "goto", "else", "default"})
+
+
+def _declared_here(code: list, k: int) -> bool:
+    """Does ``code[k]`` name a variable, parameter or field its declaration declares
+    (``float at = 1;``, ``long at)``, ``float* at;``, ``float a, at;``)?"""
+    if not (k + 1 < len(code) and _is_tok(code[k + 1], "=", ";", ",", "[", ")", ":")):
+        return False
+    b = k - 1
+    while b >= 0 and _is_tok(code[b], "*", "&", "const", "volatile", "restrict"):
+        b -= 1
+    before = code[b] if b >= 0 else None
+    if isinstance(before, Token) and before.kind == "id" and before.text not in _NOT_TYPES:
+        return True  # a type (or a type variable, a struct name) before it
+    if b == k - 1 and _is_tok(before, ","):  # `float a = 1, at = 2;`: a declarator list
+        depth, m = 0, b - 1
+        while m >= 0 and (depth or not _is_tok(code[m], ";", "{", "}", "(")):
+            depth += _is_tok(code[m], ")", "]") - _is_tok(code[m], "(", "[")
+            m -= 1
+        first = [it for it in code[m + 1:b]
+                 if not _is_tok(it, "const", "volatile", "static", "unsigned", "signed")]
+        return len(first) > 1 and all(
+            isinstance(it, Token) and it.kind == "id" and it.text not in _NOT_TYPES
+            for it in first[:1]) and (
+            isinstance(first[1], Token) and first[1].kind == "id"
+            or _is_tok(first[1], "*", "&"))
+    return False
 
 
 def _outside(parts: list, helpers: dict[str, list[tuple[str, bool]]]) -> list:

@@ -118,8 +118,9 @@ def array_parameters_as_pointers(helpers: list[Token]) -> list[Token]:
     pointer C makes of it, ``const T *b``: a pointer parameter, so that OpenCL and Metal
     get its address space and debug mode checks its subscripts like any other.
 
-    Only one pair of brackets is rewritten; ``T b[][4]`` and the ``[:, :]`` of an
-    ndarray stay as written.
+    Only one pair of brackets is rewritten; ``T b[][4]`` (a pointer to rows, which
+    :mod:`.pointers` gives its address space) and the ``[:, :]`` of an ndarray stay as
+    written.
     """
     out = list(helpers)
     edits: dict[int, list[Token]] = {}  # token index -> its replacement

@@ -199,6 +199,8 @@ class _Placer:
                 starts.add(n + 1)
             elif _is(it, "(") and n and _is(items[n - 1], "for"):
                 starts.add(n + 1)
+            elif it.kind == "call":  # a statement primitive (debug's `race_clear`) ends one
+                starts.add(n + 1)
         n = 0
         while n < len(items):
             it = items[n]
@@ -511,6 +513,12 @@ def _find_helpers(parts: list) -> list[_Helper]:
         for index, param in enumerate(params):
             marks = [p for p in param if _is(p, "*", "&", "&&")]
             ids = [p for p in param if p.kind == "id"]
+            rows = next((m for m, p in enumerate(param) if _is(p, "[")), None)
+            if not marks and rows and param[rows - 1].kind == "id" \
+                    and not any(_is(p, ":") for p in param):
+                # `T b[][4]` (array_parameters_as_pointers made `T b[]` a pointer): a
+                # pointer to rows, `T (*b)[4]`, which takes its space like any pointer.
+                marks, ids = [param[rows]], [p for p in param[:rows] if p.kind == "id"]
             if not marks or not ids or any(p.text in _SPELLED for p in ids):
                 continue  # not a pointer, or a target escape spelled its space out
             if len(marks) > 1 or marks[0].text == "&&":

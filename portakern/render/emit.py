@@ -436,8 +436,10 @@ def _place_pointers(lowered: LoweredKernel, helpers: list, target: str, filename
     from ..targets import target_info
 
     spaces = target_info(target).pointer_spaces()
+    # Fixed-size and launch-sized arrays alike are local memory (a launch-sized one is
+    # OpenCL's `__local T* const` into the launch's buffer, Metal's threadgroup array).
     local = [decl[0].args[1] for decl in lowered.localmem
-             if decl and getattr(decl[0], "macro", None) == "localmem"]
+             if decl and getattr(decl[0], "macro", None) in ("localmem", "localmem_sized")]
     return place_address_spaces(spaces, helpers, lowered.rendered_body, lowered.params,
                                 local, filename)
 

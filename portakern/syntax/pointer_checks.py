@@ -129,7 +129,11 @@ def check_flat_access(tokens: list[Token], smap: SourceMap, arrays: dict[str, st
       space and the element type of the result are unknown to the renderer, and the
       OpenCL and Metal compilers refuse what the native path ran;
     * an array of pointers ``const float* p[2] = {a, b};``: each element would need
-      its own address space.
+      its own address space;
+    * a pointer-to-array variable ``float (*rows)[4] = tile;`` (a parameter of that
+      form is fine): OpenCL, Metal and CUDA did not build it;
+    * a function pointer ``float (*f)(float) = sq;`` (a variable, a parameter or a
+      ``typedef``): OpenCL C and Metal have none.
     """
     sig = [t for t in tokens if t.kind not in ("ws", "comment", "pp")]
     for n, t in enumerate(sig):
@@ -151,6 +155,28 @@ def check_flat_access(tokens: list[Token], smap: SourceMap, arrays: dict[str, st
                 raise smap.error_at(
                     f"{t.text}<...*> casts a pointer to another pointer type, which is not "
                     f"portable; {LOAD_STORE_HINT}", t)
+    depth = 0  # of parentheses: a parameter list (`float (*b)[4]` is fine there)
+    for n, t in enumerate(sig):
+        declarator = t.is_punct("(") and n and sig[n - 1].kind == "id" \
+            and sig[n - 1].text not in KEYWORDS and n + 4 < len(sig) \
+            and sig[n + 1].is_punct("*") and sig[n + 2].kind == "id" \
+            and sig[n + 3].is_punct(")")
+        if declarator and sig[n + 4].is_punct("("):
+            name = sig[n + 2]
+            raise smap.error_at(
+                f"{name.text!r} is a function pointer ('{sig[n - 1].text} "
+                f"(*{name.text})(...)'), which is not portable: OpenCL C and Metal have "
+                f"no pointers to functions; call the helper directly (a switch over the "
+                f"helpers, or a Jinja loop that renders one kernel per helper)", name)
+        if declarator and not depth and sig[n + 4].is_punct("["):
+            name = sig[n + 2]
+            raise smap.error_at(
+                f"{name.text!r} is a pointer to an array ('{sig[n - 1].text} "
+                f"(*{name.text})[...]'), which portakern does not support as a variable "
+                f"(its address space and the lowering of its declaration are not inferred "
+                f"on OpenCL, Metal and CUDA): index the array itself ('tile[r][c]'), or "
+                f"pass it to a helper that takes 'const T b[][4]'", name)
+        depth += t.is_punct("(") - t.is_punct(")")
     for name, marks, after in _declarations(sig):
         if marks == ["*"] and after is not None and after.is_punct("["):
             raise smap.error_at(
