@@ -117,6 +117,6 @@ def compiled_methods() -> Iterator[None]:
                     dataclasses.__dict__.pop("exec", None)
                 else:
                     dataclasses.exec = _previous  # type: ignore[attr-defined]
-                if _compiled:
+                if _compiled and _codes is not None:
                     _compiled = False
                     _save(_codes)
