@@ -119,3 +119,20 @@ def test_a_damaged_entry_is_compiled_again(fresh, monkeypatch):
     with class_code.compiled_methods():
         again = _behaviour(_module("portakern._rewritten", monkeypatch))
     assert len(seen) >= 6 and again[0] == "Point(x=1, y=2.0)"
+
+
+def test_an_untrusted_folder_is_left_to_the_kernel_cache_to_warn_about(fresh, monkeypatch):
+    import warnings
+
+    from portakern.cache.disk import CacheWarning, DiskCache
+
+    fresh.chmod(0o777)  # others can write it: nothing is read from it
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        with class_code.compiled_methods():
+            kept = _behaviour(_module("portakern._untrusted", monkeypatch))
+    assert [w for w in seen if issubclass(w.category, CacheWarning)] == []
+    assert kept[0] == "Point(x=1, y=2.0)"
+    assert not (fresh / f"v{FORMAT}").exists()
+    with pytest.warns(CacheWarning, match="does not use its kernel cache"):
+        DiskCache(fresh).get("render", "0" * 64)
