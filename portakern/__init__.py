@@ -111,7 +111,10 @@ def __getattr__(name: str) -> object:
         raise AttributeError(f"module 'portakern' has no attribute {name!r}")
     import importlib
 
-    value = getattr(importlib.import_module(module), name)
+    from .cache.class_code import compiled_methods
+
+    with compiled_methods():  # the dataclasses' methods from the disk cache, not compiled
+        value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
 

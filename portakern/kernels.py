@@ -18,6 +18,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, overload
 
+from .analysis import portability
+from .analysis.atomic_checks import check_atomic_pointers
 from .analysis.definition_checks import check_definitions
 from .backends.base import Backend
 from .errors import (
@@ -28,9 +30,11 @@ from .errors import (
     user_stacklevel,
 )
 from .launch import resolve
+from .launch.debug import enabled as debug_enabled
 from .launch.launcher import Launcher
 from .launch.outputs import Output, bind_named, outputs_backend
 from .launch.timing import Launch
+from .lower.barrier_helpers import inline_barrier_helpers
 from .render.emit import (
     KernelTemplate,
     RenderedKernel,
@@ -72,10 +76,8 @@ class Kernel:
 
     def __init__(self, source: str, name: str | None = None, *, filename: str | None = None,
                  debug: bool | None = None, **constants: Any) -> None:
-        from .launch.debug import enabled
-
         self._init(KernelTemplate(source, filename or f"<kernel {name or 'source'}>"), name,
-                   check_constants(constants), enabled(debug))
+                   check_constants(constants), debug_enabled(debug))
         self._check_portability()
 
     def _init(self, template: KernelTemplate, name: str | None,
@@ -194,9 +196,6 @@ class Kernel:
         """
         if self._portability_checked:
             return
-        from .analysis import portability
-        from .analysis.atomic_checks import check_atomic_pointers
-
         issues = []
         try:
             for target in portability.SCANNED_TARGETS:
@@ -244,8 +243,6 @@ class Kernel:
             if self._groupsize is not None and kdef.workgroupsize is None:
                 kdef = replace(kdef, workgroupsize=self._groupsize)
             # A helper with @synchronize() becomes part of the body that calls it.
-            from .lower.barrier_helpers import inline_barrier_helpers
-
             module, kdef = inline_barrier_helpers(module, kdef)
             for tv in kdef.type_vars:
                 if tv in self.constants and not isinstance(self.constants[tv], str):

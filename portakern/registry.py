@@ -25,7 +25,6 @@ name.
 from __future__ import annotations
 
 import importlib
-import re
 import sys
 import warnings
 from collections.abc import Callable, Iterable
@@ -36,6 +35,7 @@ from typing import Any
 
 from .backends.base import Availability, Backend, default_instance
 from .errors import BackendUnavailableError, KernelTypeError, PortakernError
+from .patterns import lazy
 from .subprocesses import fork_safe_lock
 
 __all__ = ["BackendRecord", "BackendRegistrationError", "ENTRY_POINT_GROUP", "register_backend",
@@ -45,7 +45,7 @@ __all__ = ["BackendRecord", "BackendRegistrationError", "ENTRY_POINT_GROUP", "re
 #: The entry-point group plugins declare their backends in.
 ENTRY_POINT_GROUP = "portakern.backends"
 
-_PATH_RE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*(:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*)?$")
+_PATH_RE = lazy(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*(:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*)?$")
 
 
 class BackendRegistrationError(PortakernError, ValueError):

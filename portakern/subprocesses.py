@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
@@ -31,7 +30,10 @@ import time
 import weakref
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import subprocess
 
 __all__ = ["alive", "fork_safe_lock", "run", "scratch_dir", "sweep_once"]
 
@@ -92,6 +94,8 @@ def run(cmd: Sequence[str], *, timeout: float | None = None, text: bool = True,
     ``/dev/null``. Where there are no process groups (Windows), the compiler is
     killed on any exception and on timeout, as :func:`subprocess.run` does.
     """
+    import subprocess  # here: a process that finds its kernels in the disk cache never runs one
+
     with contextlib.ExitStack() as stack:
         if tmpdir is None:
             tmpdir = stack.enter_context(scratch_dir("cc"))
@@ -124,6 +128,8 @@ def _new_group(pgid: int) -> dict:
 
 def _reap(dog: subprocess.Popen) -> None:
     """Wait for the watchdog, then (bounded) for the rest of its group to be gone."""
+    import subprocess
+
     deadline = time.monotonic() + _REAP_S
     try:
         dog.wait(timeout=_REAP_S)

@@ -27,6 +27,8 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
+from .patterns import lazy
+
 __all__ = ["CONSTANTS", "Constant", "MATH_FUNCTIONS", "MLX_INPUT_SUFFIXES", "TargetFacts",
            "facts", "mlx_renames", "rename_identifiers"]
 
@@ -277,7 +279,7 @@ def mlx_renames(inputs: object, source: str) -> dict[str, str]:
     return out
 
 
-_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+_IDENTIFIER = lazy(r"[A-Za-z_]\w*")
 
 
 def rename_identifiers(text: str, renames: dict[str, str]) -> str:

@@ -502,3 +502,27 @@ def test_a_rendering_read_from_disk_renders_again_through_its_kernel(cache_dir):
     shaped = dict(template="metal/mlx.j2", mlx_fused=(), mlx_staged=(), mlx_cast64=False,
                   mlx_vectors=())
     assert second.variant(**shaped).source == first.variant(**shaped).source
+
+
+def test_the_templates_digest_walks_files_in_path_order(tmp_path, monkeypatch):
+    import hashlib
+
+    root = tmp_path / "templates"
+    for rel in ("a-c.j2", "a/b.j2", "a/z/deep.j2", "B.j2", ".hidden", "b/x.txt"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(rel * 3)
+    (root / "linked").symlink_to(root / "a", target_is_directory=True)  # not entered
+    (root / "alias.j2").symlink_to(root / "B.j2")
+    (root / "dangling").symlink_to(root / "missing")
+    expected = hashlib.sha256()  # the digest as pathlib's walk made it
+    for p in sorted(root.rglob("*")):
+        if p.is_file():
+            expected.update(str(p.relative_to(root)).encode() + b"\0")
+            expected.update(hashlib.sha256(p.read_bytes()).digest())
+    from portakern.render import emit
+
+    monkeypatch.setattr(emit, "template_dirs", lambda: [root, tmp_path / "none"])
+    monkeypatch.setattr(cache, "_TEMPLATES", {})
+    assert cache.templates_digest() == expected.hexdigest()
+    names = [parts for parts, _ in cache._template_files(str(root))]
+    assert names.index(("a", "b.j2")) < names.index(("a-c.j2",)) and ("linked", "b.j2") not in names

@@ -15,7 +15,7 @@ PACKAGE = Path(portakern.__file__).resolve().parent
 #: is a top-level module or subpackage of portakern; the top package is the face.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("ground", ("errors", "types", "targets", "target_facts", "variant", "version",
-                "subprocesses", "log")),
+                "subprocesses", "log", "patterns")),
     ("source", ("source",)),
     ("syntax", ("syntax",)),
     ("analysis", ("analysis",)),

@@ -305,7 +305,7 @@ def test_shared_object_is_cached_and_reloaded(cache_dir, monkeypatch):
     (so,) = _objects(cache_dir)
     mtime = so.stat().st_mtime_ns
     # A new backend and kernel (a new process, as far as memory goes) must not compile.
-    monkeypatch.setattr(native_build.subprocess, "run", lambda *a, **k: pytest.fail("compiled"))
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: pytest.fail("compiled"))
     fresh = NativeCPU()
     launcher = pk.kernel(src)(pk.CPU())
     launcher.runner = fresh

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from ..patterns import lazy
 from ..syntax.language import KernelDef, Module, Token
 from ..syntax.macros import macro_of
 from ..syntax.parts import match_items
@@ -37,9 +38,9 @@ EXITS = frozenset({"return", "throw", "exit", "_Exit", "quick_exit", "abort",
 GIVE_UP = frozenset({"goto", "asm", "__asm", "__asm__", "setjmp"})
 ASSIGN_OPS = frozenset({"+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>"})
 NOT_CALLS = frozenset({"if", "while", "for", "switch", "return"})
-INCLUDE = re.compile(r"#\s*(include|import)\b")
+INCLUDE = lazy(r"#\s*(include|import)\b")
 #: In a macro's replacement: it may skip code, or leave the kernel.
-MACRO_FLOW = re.compile(
+MACRO_FLOW = lazy(
     r"\b(?:if|else|for|while|do|switch|case|return|goto|break|continue|throw|exit|abort|"
     r"__builtin_trap|__builtin_unreachable|__trap|longjmp)\b|\?|&&|\|\||;|\{")
 

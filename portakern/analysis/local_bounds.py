@@ -20,6 +20,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
+from ..patterns import lazy
 from ..syntax.language import KernelDef, Module, Token
 from .body_reach import (
     CONTROL,
@@ -44,9 +45,9 @@ _NOT_TYPES = frozenset({"return", "case", "else", "do", "goto", "sizeof", "typed
                         "new", "delete", "co_return", "co_yield", "operator"})
 _INT_CASTS = frozenset({"int", "long", "uint", "ulong", "unsigned", "signed", "short",
                         "size_t", "ptrdiff_t", "int32_t", "int64_t", "uint32_t", "uint64_t"})
-_NUMBER = re.compile(r"(0[xX][0-9a-fA-F]+|\d+)[uUlL]*")
-_OBJECT_MACRO = re.compile(r"#\s*define\s+(\w+)[ \t]+(\(?\s*-?\s*(?:0[xX][0-9a-fA-F]+|\d+)"
-                           r"[uUlL]*\s*\)?)\s*$")
+_NUMBER = lazy(r"(0[xX][0-9a-fA-F]+|\d+)[uUlL]*")
+_OBJECT_MACRO = lazy(r"#\s*define\s+(\w+)[ \t]+(\(?\s*-?\s*(?:0[xX][0-9a-fA-F]+|\d+)"
+                     r"[uUlL]*\s*\)?)\s*$")
 
 
 @dataclass(frozen=True)

@@ -7,14 +7,13 @@ it lowers the declaration, and turns a size that reads a parameter or an undecla
 
 from __future__ import annotations
 
-import re
-
+from ..patterns import lazy
 from ..syntax.language import KernelDef, Module, significant
 
 __all__ = ["check_localmem_sizes", "size_message"]
 
-_NUMBER = re.compile(r"(0[xX][0-9a-fA-F]+|\d+)[uUlL]*")
-_DEFINE = re.compile(r"#\s*define\s+([A-Za-z_]\w*)(?!\()")
+_NUMBER = lazy(r"(0[xX][0-9a-fA-F]+|\d+)[uUlL]*")
+_DEFINE = lazy(r"#\s*define\s+([A-Za-z_]\w*)(?!\()")
 
 
 def size_message(text: str) -> str:

@@ -8,7 +8,7 @@ import os
 import threading
 from typing import Any
 
-from ..lower.subgroups import LOCKSTEP_SIZE
+from ..syntax.vocabulary import LOCKSTEP_SIZE
 from .base import Limits
 from .host import STACK_MARGIN, thread_stack
 

@@ -14,7 +14,6 @@ import ctypes
 import os
 import platform
 import shutil
-import subprocess
 import sys
 import weakref
 from pathlib import Path
@@ -142,6 +141,8 @@ def _compiler_identity(path: str) -> str:
 
 
 def _probe(compiler: str, defines: list[str], libs: list[str]) -> bool:
+    import subprocess
+
     # A compiler that outlives this process is killed, and the folder is removed (or swept).
     with scratch_dir("probe") as tmp:
         src = Path(tmp) / "probe.cpp"
@@ -364,6 +365,8 @@ def build(toolchain: Toolchain, rendered: Any,
         hit = _load(store, name, rendered, toolchain, entry_points)  # another thread built it
         if hit is not None:
             return hit
+        import subprocess
+
         from ..subprocesses import run, scratch_dir  # looked up here: tests count the runs
 
         # The compiler and its children run in a process group that dies with this

@@ -157,8 +157,12 @@ class DiskCache:
         are deleted; None for no limit. Default: :func:`size_limit`.
     """
 
-    def __init__(self, directory: str | os.PathLike | None, limit: Any = "env") -> None:
+    def __init__(self, directory: str | os.PathLike | None, limit: Any = "env", *,
+                 quiet: bool = False) -> None:
         self.directory = None if directory is None else Path(directory)
+        #: No CacheWarning: a store that is only a shortcut (portakern.cache.class_code)
+        #: leaves the warnings to the kernel cache in the same folder.
+        self.quiet = quiet
         self.limit: int | None = size_limit() if limit == "env" else limit
         self._memory: dict[tuple[str, str], bytes] = {}
         self._lock = fork_safe_lock()
@@ -215,7 +219,7 @@ class DiskCache:
             first = not isinstance(self._trust, str)
             self._trust = reason
             self._writable = False
-        if first:
+        if first and not self.quiet:
             warnings.warn(
                 f"portakern does not use its kernel cache in {self.directory}: {reason}, so "
                 f"a cached shared object there could run someone else's code. Compiled "
@@ -382,7 +386,7 @@ class DiskCache:
         with self._lock:
             first = not self._vanish_warned
             self._vanish_warned = True
-        if first:
+        if first and not self.quiet:
             warnings.warn(
                 f"portakern's kernel cache folder {self.directory} was removed while an entry "
                 f"was written to {path.parent} ({exc}): a 'portakern cache clear' or a removal "
@@ -530,6 +534,8 @@ class DiskCache:
             if not self._writable:
                 return
             self._writable = False
+        if self.quiet:
+            return
         warnings.warn(
             f"portakern cannot write its kernel cache in {self.directory} ({exc}); compiled "
             f"kernels are cached in memory for this process only. Set PORTAKERN_CACHE_DIR to "

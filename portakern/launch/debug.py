@@ -40,7 +40,6 @@ from typing import Any
 import numpy as np
 
 from ..errors import KernelFaultError
-from ..lower.subscripts import ND_CODE
 
 __all__ = ["ENV", "EXTENTS_AT", "enabled", "new_record", "check", "record_handle",
            "launch_checked", "rebuild_kernel"]
@@ -97,6 +96,8 @@ def check(record: np.ndarray, kernel: str, params: list, ndim: int, filename: st
         work_item = item
     lines = source.split("\n")
     text = lines[line - 1] if 0 < line <= len(lines) else None
+    from ..lower.subscripts import ND_CODE  # here: only a fault reads it
+
     if argument <= ND_CODE:  # an axis of an N-d array parameter
         k, dimension = divmod(ND_CODE - argument, 16)
         name = params[k].name if k < len(params) else f"#{k}"

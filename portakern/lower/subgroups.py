@@ -29,7 +29,7 @@ from typing import Any
 from ..syntax.language import Token, match_bracket, next_significant, significant
 from ..syntax.parts import SUBGROUP, Call, Gen, UniformMark, code, is_tok, split_top
 from ..syntax.vectors import VECTOR_TYPES
-from ..syntax.vocabulary import COLLECTIVES
+from ..syntax.vocabulary import COLLECTIVES, LOCKSTEP_SIZE
 from .constructs import spaced
 
 #: The lowerer these functions are handed (a :class:`portakern.lower.lowerer.Lowerer`, which
@@ -44,9 +44,6 @@ POSITION = {"@subgroupsize": "subgroup_size", "@subgroupid": "subgroup_id",
             "@laneid": "lane_id"}
 CONSTRUCTS = frozenset(POSITION) | frozenset(COLLECTIVES)
 REDUCE_OPS = ("add", "min", "max")
-#: The subgroup size where portakern chooses it: the C++ path's lockstep loops and
-#: OpenCL devices without ``cl_khr_subgroups`` (the local-memory fallback).
-LOCKSTEP_SIZE = 32
 
 #: The source lane of each exchange, from the caller's lane ``pk_lane`` and the
 #: argument ``pk_a`` (both int); -1 stands for "none" (the caller keeps its value).

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import KernelTypeError
+from ..patterns import lazy
 from ..source.template import check_constants
 from ..syntax.constant_expressions import KernelTemplate
 from ..syntax.language import Token
@@ -33,8 +34,8 @@ if TYPE_CHECKING:
 __all__ = ["KernelTemplate", "RenderedKernel", "render_lowered", "check_constants",
            "template_dirs", "add_template_dir", "target_environment"]
 
-_IDENT_RE = re.compile(r"[A-Za-z_]\w*")
-_COMMENT_RE = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
+_IDENT_RE = lazy(r"[A-Za-z_]\w*")
+_COMMENT_RE = lazy(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
 
 
 def _packaged_templates() -> Path:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 import re
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -391,6 +390,8 @@ def _check_encodable(source: str, filename: str, lines: list[str]) -> None:
 
 
 def _template_line(tb: object) -> int:
+    import traceback  # here: only a template that fails needs it
+
     line = 1
     for frame, lineno in traceback.walk_tb(tb):  # type: ignore[arg-type]
         if frame.f_code.co_filename == "<template>":

@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import KernelSyntaxError, KernelTypeError, NDRangeError
+from ..patterns import lazy
 from ..types import KNOWN_TYPES
 from .macros import macro_of
 from .ndarrays import MAX_AXES, nd_suffix
@@ -371,7 +372,7 @@ def parse(smap: SourceMap) -> Module:
 
 
 #: A printf conversion: flags, width, precision, length (OpenCL's vector ``v4hl`` too).
-_CONVERSION_RE = re.compile(
+_CONVERSION_RE = lazy(
     r"%(?:%|[-+ #0]*(\*|\d+)?(?:\.(\*|\d*))?(?:v\d+)?(?:hh|hl|h|ll|l|L|z|j|t)?"
     r"([diouxXeEfFgGaAcsp]))")
 

@@ -13,12 +13,13 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from ..patterns import lazy
 from .tokens import Token
 
 __all__ = ["Macro", "expand_macros", "macro_of", "macros_in"]
 
-_LINE = re.compile(r"#\s*(define|undef)\s+([A-Za-z_]\w*)(\([^)]*\))?(.*)", re.DOTALL)
-_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
+_LINE = lazy(r"#\s*(define|undef)\s+([A-Za-z_]\w*)(\([^)]*\))?(.*)", re.DOTALL)
+_COMMENT = lazy(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -112,8 +113,8 @@ def expand_macros(tokens: list[Token], defined: Iterable[object] = (),
     return _expand(tokens, table, frozenset())
 
 
-_IF = re.compile(r"#\s*if")
-_ENDIF = re.compile(r"#\s*endif\b")
+_IF = lazy(r"#\s*if")
+_ENDIF = lazy(r"#\s*endif\b")
 
 
 class _Table(dict):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..patterns import lazy
 from ..source.source_map import SourceMap
 
 __all__ = ["Token", "SourceMap", "tokenize", "significant", "match_bracket", "split_top",
@@ -42,7 +43,7 @@ _TOKEN_RE = re.compile(
     re.VERBOSE | re.DOTALL,
 )
 
-_PP_RE = re.compile(r"#(?:[^\n\\]|\\.|\\\n)*", re.DOTALL)
+_PP_RE = lazy(r"#(?:[^\n\\]|\\.|\\\n)*", re.DOTALL)
 
 
 def tokenize(text: str, smap: SourceMap) -> list[Token]:
