@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..syntax.language import Token
-from ..syntax.parts import Call, Gen, is_unary, item_step
+from ..syntax.parts import Call, Gen, is_unary, item_step, split_top
 from ..syntax.parts import is_tok as _is_tok
 from ..syntax.parts import match_items as _match_items
 from .debug_views import additive, after_header, last_code, one_term, skip_blank
@@ -199,7 +199,7 @@ def _rows(parts: list, rows: dict[str, list[list]], views: dict[str, str],
             if j < len(parts) and _is_tok(parts[j], "("):
                 close = _match_items(parts, j)
                 out += parts[n:j + 1]
-                for k, arg in enumerate(_split_args(parts[j + 1:close])):
+                for k, arg in enumerate(split_top(parts[j + 1:close], ",")):
                     if k:
                         out.append(Token("punct", ",", it.line, it.col))
                     spelled = _pointer_arg(arg, rows, again)
@@ -215,23 +215,6 @@ def _rows(parts: list, rows: dict[str, list[list]], views: dict[str, str],
 def _first_code(parts: list) -> object | None:
     return next((p for p in parts if not (isinstance(p, Token) and p.kind in ("ws", "comment"))),
                 None)
-
-
-def _split_args(inner: list) -> list[list]:
-    """The arguments of a call (the parts between its parentheses), commas dropped."""
-    args: list[list] = [[]]
-    depth = 0
-    for it in inner:
-        if isinstance(it, Token) and it.kind == "punct":
-            if it.text in "([{":
-                depth += 1
-            elif it.text in ")]}":
-                depth -= 1
-            elif it.text == "," and depth == 0:
-                args.append([])
-                continue
-        args[-1].append(it)
-    return args
 
 
 def check_rows(parts: list, rows: dict[str, tuple[list, int]], ndim: int, *,
