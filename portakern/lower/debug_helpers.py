@@ -37,7 +37,11 @@ else a target needs). Each subscript of a pointer parameter in the helper is the
 access (``helper_local``) that marks or checks the shadows as the kernel body's does
 (:func:`.initcheck.access_kind`: a read, a write, an update, an atomic or a use that may
 write through), with the fault codes of the kernel's ``@localmem`` array (``pk_dbg_k_c``
-less 15 and 14), so a report names the array, the element and the helper's line.
+less 15 and 14), so a report names the array, the element and the helper's line. A row of
+a multi-dimensional ``@localmem`` array (``grid[r]``, ``&grid[r][c]``: :mod:`.debug_rows`)
+brings that array's shadows too (``owners`` of :func:`pass_extents`); its code is the flat
+one, which ``helper_local`` takes back to the array's dimension-0 code first, so its
+elements are the flat offsets.
 """
 
 from __future__ import annotations
@@ -247,7 +251,8 @@ def _rewrite_calls(parts: list, helpers: dict[str, list[tuple[str, bool]]],
 def pass_extents(parts: list, helpers: dict[str, list[tuple[str, bool]]],
                  arrays: dict[str, int], views: dict[str, str], ids_of, inside: bool,
                  local: dict[str, tuple[list, int]] | None = None,
-                 shadowed: dict[str, bool] | None = None, lockstep: bool = False) -> list:
+                 shadowed: dict[str, bool] | None = None, lockstep: bool = False,
+                 owners: dict[str, str] | None = None) -> list:
     """The kernel's ``parts`` with each helper call passing the hidden debug arguments.
 
     ``arrays`` maps the kernel's flat array parameters to their positions, ``views``
@@ -257,6 +262,9 @@ def pass_extents(parts: list, helpers: dict[str, list[tuple[str, bool]]],
     each of those ``@localmem`` arrays that has initcheck's shadow to whether it has a race
     shadow too: a helper given one is passed them (``helper_shadows``) and initchecks and
     racechecks its accesses; ``lockstep``: the work-items run in loops (the native path).
+    ``owners`` maps an entry of ``local`` that stands for a multi-dimensional array (its
+    first element, :func:`.debug_rows.flat_text`) to the array: a helper given a row of
+    one is passed the array's shadows, and its accesses are the flat elements.
     """
     if not helpers:
         return parts
@@ -265,8 +273,9 @@ def pass_extents(parts: list, helpers: dict[str, list[tuple[str, bool]]],
     shadowed = shadowed or {}
     for name, (size, code) in (local or {}).items():
         known[name] = ("0", size, str(code))
-        if name in shadowed:
-            known[name] += ((Call("helper_shadows", (name, shadowed[name]), 0),),)
+        owner = (owners or {}).get(name, name)
+        if owner in shadowed:
+            known[name] += ((Call("helper_shadows", (owner, shadowed[owner]), 0),),)
     for view, origin in views.items():
         if origin in known:
             known[view] = (f"({view} - {origin})", *known[origin][1:])
