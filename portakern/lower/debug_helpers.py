@@ -52,7 +52,8 @@ from ..syntax.parts import is_tok as _is_tok
 from ..syntax.parts import match_items as _match_items
 from ..syntax.parts import split_top as _split_top
 
-__all__ = ["HELPER_CODE", "check_helpers", "helper_pointers", "pass_extents"]
+__all__ = ["HELPER_CODE", "check_helpers", "helper_pointers", "helper_private_arrays",
+           "pass_extents"]
 
 #: The fault code of a subscript in a helper into the kernel's array argument ``k``:
 #: ``HELPER_CODE + k`` (the launcher then says where the access went instead).
@@ -149,12 +150,24 @@ def helper_pointers(parts: list) -> dict[str, list[tuple[str, bool]]]:
                 and k + 1 < len(body) and _is_tok(body[k + 1], "(")
                 and not (k and _is_tok(body[k - 1], ".", "->")))
     need = {fn for fn, ps in params.items() if any(ptr for _, ptr in ps)}
+    need |= {fn for fn, _, _ in helper_private_arrays(parts)}  # their subscripts are checked
     grown = True
     while grown:
         more = {fn for fn, used in calls.items() if fn not in need and used & need}
         need |= more
         grown = bool(more)
     return {fn: ps for fn, ps in params.items() if fn in need}
+
+
+def helper_private_arrays(parts: list) -> list[tuple[str, str, list[list]]]:
+    """``(helper, array, sizes)`` of each private array the helper functions in ``parts``
+    declare that debug mode checks (:mod:`.debug_helper_private`), in source order."""
+    from .debug_helper_private import helper_privates
+
+    return helper_privates(parts, [
+        (parts[name].text, [p for p, _ in _params_of(parts[open_at + 1:close])],
+         parts[brace + 1:_match_items(parts, brace)])
+        for name, open_at, close, brace in _definitions(parts) if brace >= 0])
 
 
 #: The shadows a helper is passed for a pointer that is not into a ``@localmem`` array
@@ -439,6 +452,7 @@ def check_helpers(parts: list, filename: str = "<kernel>") -> list:
     if not helpers:
         return parts
     _no_function_pointers(parts, helpers, filename)
+    privates = helper_private_arrays(parts)
     out: list = []
     last = 0
     for name, open_at, close, brace in _definitions(parts):
@@ -479,6 +493,9 @@ def check_helpers(parts: list, filename: str = "<kernel>") -> list:
             _check_body(body, {p: known[p][:3] for p in checked}, checked), helpers, known,
             lambda line, inside: [[Gen(f"pk_dbg_g{d}")] for d in range(3)], True,
             context_of=lambda inside: Call("helper_context", ("helper", True), 0))
+        from .debug_helper_private import check_private_in
+
+        rewritten = check_private_in(parts, fn, rewritten, [p for p, _ in params], privates)
         origins = [Call("debug_origin", (p, checked[p]), parts[name].line) for p in moved]
         out += parts[close:brace + 1] + origins + rewritten + [parts[end]]
         last = end + 1
