@@ -77,14 +77,16 @@ def new_record(params: list, shapes: dict[int, tuple[int, ...]]) -> np.ndarray:
 
 def check(record: np.ndarray, kernel: str, params: list, ndim: int, filename: str,
           source: str, localmem: Sequence[str] = (), private: Sequence[str] = (),
-          workgroup: tuple[int, ...] | None = None) -> None:
+          workgroup: tuple[int, ...] | None = None,
+          helper_private: Sequence[tuple[str, str]] = ()) -> None:
     """Raise :class:`KernelFaultError` if ``record`` (read back after a launch) holds a fault.
 
     ``localmem`` names the kernel's ``@localmem`` arrays in order (a negative argument
     code ``-1 - (16 * k + d)`` stands for dimension ``d`` of the ``k``-th), then
     ``private`` its checked private arrays (``k`` counts on past the ``@localmem`` ones);
     ``workgroup`` is the launch's, per ndrange axis (a race names the other work-item by
-    its local index in the record).
+    its local index in the record); ``helper_private`` the private arrays of the helper
+    functions, ``(helper, array)`` (:func:`~portakern.lower.debug_helper_private.helper_privates`).
     """
     if not int(record[0]):
         return
@@ -96,8 +98,14 @@ def check(record: np.ndarray, kernel: str, params: list, ndim: int, filename: st
         work_item = item
     lines = source.split("\n")
     text = lines[line - 1] if 0 < line <= len(lines) else None
-    from ..lower.subscripts import ND_CODE  # here: only a fault reads it
+    from ..lower.debug_helper_private import PRIVATE_FIRST  # here: only a fault reads them
+    from ..lower.subscripts import ND_CODE
 
+    if argument <= -1 - 16 * PRIVATE_FIRST and helper_private:  # a helper's private array
+        j, dimension = divmod(-1 - argument - 16 * PRIVATE_FIRST, 16)
+        fn, name = helper_private[j] if j < len(helper_private) else ("?", f"#{j}")
+        raise _private_fault(kernel, name, f" (in helper {fn!r})", dimension, index, extent,
+                             work_item, filename, line, text)
     if argument <= ND_CODE:  # an axis of an N-d array parameter
         k, dimension = divmod(ND_CODE - argument, 16)
         name = params[k].name if k < len(params) else f"#{k}"
@@ -114,19 +122,8 @@ def check(record: np.ndarray, kernel: str, params: list, ndim: int, filename: st
             raise _flat_fault(kernel, "private" if private_one else "@localmem", name, index,
                               extent, work_item, filename, line, text)
         if k >= len(localmem) and k - len(localmem) < len(private):
-            name = private[k - len(localmem)]
-            valid = f"valid indices 0 to {extent - 1}" if extent > 0 else "it is empty"
-            item = (f"work-item {work_item}" if work_item is not None
-                    else "the code that runs once per workgroup")
-            message = (f"kernel {kernel!r}: out-of-bounds subscript {index} of private array "
-                       f"{name!r} (dimension {dimension}) at {filename}:{line}: that dimension "
-                       f"has {extent} element{'' if extent == 1 else 's'} ({valid}); {item} "
-                       f"faulted first. The access went to index 0 of that dimension instead "
-                       f"(no memory outside the arrays was touched)")
-            if text is not None:
-                message += f"\n    {line} | {text.strip()}"
-            raise KernelFaultError(kernel, name, None, index, extent, work_item, filename,
-                                   line, text, dimension, message=message)
+            raise _private_fault(kernel, private[k - len(localmem)], "", dimension, index,
+                                 extent, work_item, filename, line, text)
         name = localmem[k] if k < len(localmem) else f"@localmem #{k}"
         from ..lower.initcheck import INITCHECK_DIMENSION
         from ..lower.racecheck import RACE_DIMENSION
@@ -254,10 +251,35 @@ def launch_checked(backend: Any, kernel: Any, kdef: Any, compiled: Any, launch_a
     template = kernel.template
     record = np.asarray(backend.to_host(array))
     private: list[str] = []
+    in_helpers: list[tuple[str, str]] = []
     if int(record[0]) and int(record[1]) < 0:
-        private = list(debug_targets(kdef, kernel.parsed(backend.target)[0])[1])
+        from ..lower.debug_helpers import helper_private_arrays
+        from ..syntax.macros import expand_macros
+
+        module = kernel.parsed(backend.target)[0]
+        private = list(debug_targets(kdef, module)[1])
+        in_helpers = [(f, n) for f, n, _ in helper_private_arrays(expand_macros(module.helpers))]
     check(record, kdef.name, kdef.params, len(sizes), template.filename, template.source,
-          localmem_names(kdef), private, tuple(local_size)[:len(sizes)][::-1])
+          localmem_names(kdef), private, tuple(local_size)[:len(sizes)][::-1], in_helpers)
+
+
+def _private_fault(kernel: str, name: str, where: str, dimension: int, index: int,
+                   extent: int, work_item: tuple[int, ...] | None, filename: str, line: int,
+                   text: str | None) -> KernelFaultError:
+    """The fault of an out-of-bounds subscript of a private array (``where``: in which
+    helper, or empty)."""
+    valid = f"valid indices 0 to {extent - 1}" if extent > 0 else "it is empty"
+    item = (f"work-item {work_item}" if work_item is not None
+            else "the code that runs once per workgroup")
+    message = (f"kernel {kernel!r}: out-of-bounds subscript {index} of private array "
+               f"{name!r}{where} (dimension {dimension}) at {filename}:{line}: that dimension "
+               f"has {extent} element{'' if extent == 1 else 's'} ({valid}); {item} "
+               f"faulted first. The access went to index 0 of that dimension instead "
+               f"(no memory outside the arrays was touched)")
+    if text is not None:
+        message += f"\n    {line} | {text.strip()}"
+    return KernelFaultError(kernel, name, None, index, extent, work_item, filename,
+                            line, text, dimension, message=message)
 
 
 def rebuild_kernel(kernel_class: type, source: str, name: str | None, filename: str,

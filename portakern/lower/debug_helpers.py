@@ -37,7 +37,11 @@ else a target needs). Each subscript of a pointer parameter in the helper is the
 access (``helper_local``) that marks or checks the shadows as the kernel body's does
 (:func:`.initcheck.access_kind`: a read, a write, an update, an atomic or a use that may
 write through), with the fault codes of the kernel's ``@localmem`` array (``pk_dbg_k_c``
-less 15 and 14), so a report names the array, the element and the helper's line.
+less 15 and 14), so a report names the array, the element and the helper's line. A row of
+a multi-dimensional ``@localmem`` array (``grid[r]``, ``&grid[r][c]``: :mod:`.debug_rows`)
+brings that array's shadows too (``owners`` of :func:`pass_extents`); its code is the flat
+one, which ``helper_local`` takes back to the array's dimension-0 code first, so its
+elements are the flat offsets.
 """
 
 from __future__ import annotations
@@ -48,7 +52,8 @@ from ..syntax.parts import is_tok as _is_tok
 from ..syntax.parts import match_items as _match_items
 from ..syntax.parts import split_top as _split_top
 
-__all__ = ["HELPER_CODE", "check_helpers", "helper_pointers", "pass_extents"]
+__all__ = ["HELPER_CODE", "check_helpers", "helper_pointers", "helper_private_arrays",
+           "pass_extents"]
 
 #: The fault code of a subscript in a helper into the kernel's array argument ``k``:
 #: ``HELPER_CODE + k`` (the launcher then says where the access went instead).
@@ -145,12 +150,24 @@ def helper_pointers(parts: list) -> dict[str, list[tuple[str, bool]]]:
                 and k + 1 < len(body) and _is_tok(body[k + 1], "(")
                 and not (k and _is_tok(body[k - 1], ".", "->")))
     need = {fn for fn, ps in params.items() if any(ptr for _, ptr in ps)}
+    need |= {fn for fn, _, _ in helper_private_arrays(parts)}  # their subscripts are checked
     grown = True
     while grown:
         more = {fn for fn, used in calls.items() if fn not in need and used & need}
         need |= more
         grown = bool(more)
     return {fn: ps for fn, ps in params.items() if fn in need}
+
+
+def helper_private_arrays(parts: list) -> list[tuple[str, str, list[list]]]:
+    """``(helper, array, sizes)`` of each private array the helper functions in ``parts``
+    declare that debug mode checks (:mod:`.debug_helper_private`), in source order."""
+    from .debug_helper_private import helper_privates
+
+    return helper_privates(parts, [
+        (parts[name].text, [p for p, _ in _params_of(parts[open_at + 1:close])],
+         parts[brace + 1:_match_items(parts, brace)])
+        for name, open_at, close, brace in _definitions(parts) if brace >= 0])
 
 
 #: The shadows a helper is passed for a pointer that is not into a ``@localmem`` array
@@ -247,7 +264,8 @@ def _rewrite_calls(parts: list, helpers: dict[str, list[tuple[str, bool]]],
 def pass_extents(parts: list, helpers: dict[str, list[tuple[str, bool]]],
                  arrays: dict[str, int], views: dict[str, str], ids_of, inside: bool,
                  local: dict[str, tuple[list, int]] | None = None,
-                 shadowed: dict[str, bool] | None = None, lockstep: bool = False) -> list:
+                 shadowed: dict[str, bool] | None = None, lockstep: bool = False,
+                 owners: dict[str, str] | None = None) -> list:
     """The kernel's ``parts`` with each helper call passing the hidden debug arguments.
 
     ``arrays`` maps the kernel's flat array parameters to their positions, ``views``
@@ -257,6 +275,9 @@ def pass_extents(parts: list, helpers: dict[str, list[tuple[str, bool]]],
     each of those ``@localmem`` arrays that has initcheck's shadow to whether it has a race
     shadow too: a helper given one is passed them (``helper_shadows``) and initchecks and
     racechecks its accesses; ``lockstep``: the work-items run in loops (the native path).
+    ``owners`` maps an entry of ``local`` that stands for a multi-dimensional array (its
+    first element, :func:`.debug_rows.flat_text`) to the array: a helper given a row of
+    one is passed the array's shadows, and its accesses are the flat elements.
     """
     if not helpers:
         return parts
@@ -265,8 +286,9 @@ def pass_extents(parts: list, helpers: dict[str, list[tuple[str, bool]]],
     shadowed = shadowed or {}
     for name, (size, code) in (local or {}).items():
         known[name] = ("0", size, str(code))
-        if name in shadowed:
-            known[name] += ((Call("helper_shadows", (name, shadowed[name]), 0),),)
+        owner = (owners or {}).get(name, name)
+        if owner in shadowed:
+            known[name] += ((Call("helper_shadows", (owner, shadowed[owner]), 0),),)
     for view, origin in views.items():
         if origin in known:
             known[view] = (f"({view} - {origin})", *known[origin][1:])
@@ -430,6 +452,7 @@ def check_helpers(parts: list, filename: str = "<kernel>") -> list:
     if not helpers:
         return parts
     _no_function_pointers(parts, helpers, filename)
+    privates = helper_private_arrays(parts)
     out: list = []
     last = 0
     for name, open_at, close, brace in _definitions(parts):
@@ -470,6 +493,9 @@ def check_helpers(parts: list, filename: str = "<kernel>") -> list:
             _check_body(body, {p: known[p][:3] for p in checked}, checked), helpers, known,
             lambda line, inside: [[Gen(f"pk_dbg_g{d}")] for d in range(3)], True,
             context_of=lambda inside: Call("helper_context", ("helper", True), 0))
+        from .debug_helper_private import check_private_in
+
+        rewritten = check_private_in(parts, fn, rewritten, [p for p, _ in params], privates)
         origins = [Call("debug_origin", (p, checked[p]), parts[name].line) for p in moved]
         out += parts[close:brace + 1] + origins + rewritten + [parts[end]]
         last = end + 1

@@ -246,13 +246,15 @@ def rewrite_views(parts: list, arrays: set[str], views: dict[str, str]) -> list:
     return out
 
 
-def private_arrays(kernel: KernelDef, macros: set[str], taken: set[str]) -> dict[str, list[list]]:
-    """The kernel's private arrays declared once with constant sizes: ``{name: sizes}``.
+def private_arrays(kernel: KernelDef | list[Token], macros: set[str],
+                   taken: set[str]) -> dict[str, list[list]]:
+    """The kernel's private arrays declared once with constant sizes: ``{name: sizes}``
+    (``kernel`` may be a helper body's tokens instead).
 
     Each size is a part list ``(n)`` (literals, the source's macros, arithmetic), as
     :func:`~portakern.lower.subscripts.check_subscripts` takes ``@localmem`` sizes.
     """
-    sig = significant(kernel.body)
+    sig = significant(kernel if isinstance(kernel, list) else kernel.body)
     counts = _decl_counts(sig)
     out: dict[str, list[list]] = {}
     for j, t in enumerate(sig):
@@ -351,11 +353,13 @@ def _declares(prev: object) -> bool:
 
 
 def check_private(parts: list, private: dict[str, list[list]], first: int, ndim: int, *,
-                  inside_item: bool = True) -> list:
+                  inside_item: bool = True, ids: list[list] | None = None) -> list:
     """``parts`` with each subscript of a private array checked (``checked_local``).
 
     ``first`` is the number of ``@localmem`` arrays: the ``m``-th private array's fault
-    code for dimension ``d`` is ``-1 - (16 * (first + m) + d)``.
+    code for dimension ``d`` is ``-1 - (16 * (first + m) + d)``. ``ids`` (a helper's:
+    its caller's work-item) replaces the work-item's index parts; a helper's record may
+    be null (a call from a struct's method), so there the check is skipped.
     """
     if not private:
         return parts
@@ -370,7 +374,7 @@ def check_private(parts: list, private: dict[str, list[list]], first: int, ndim:
         if isinstance(it, Token) and it.kind == "id" and it.text in private \
                 and not _is_tok(prev, ".", "->", "::") and not _declares(prev):
             code = -1 - 16 * (first + names.index(it.text))
-            ids = _item_ids(ndim, it.line, depth >= 0)
+            where = ids if ids is not None else _item_ids(ndim, it.line, depth >= 0)
             out.append(it)
             n += 1
             for d, size in enumerate(private[it.text]):
@@ -379,10 +383,11 @@ def check_private(parts: list, private: dict[str, list[list]], first: int, ndim:
                     break
                 close = _match_items(parts, j)
                 inner = check_private(parts[j + 1:close], private, first, ndim,
-                                      inside_item=depth >= 0)
+                                      inside_item=depth >= 0, ids=ids)
                 out += parts[n:j + 1]
-                out.append(Call("checked_local", (inner, size, code - d, it.line, *ids),
-                                it.line))
+                check = Call("checked_local", (inner, size, code - d, it.line, *where), it.line)
+                out += [Gen("pk_dbg ? "), check, Gen(" : ("), *inner, Gen(")")] \
+                    if ids is not None else [check]
                 out.append(parts[close])
                 n = close + 1
             continue

@@ -280,7 +280,7 @@ def lower_kernel(kernel: KernelDef, module: Module, ndim: int, *,
         checked = pass_extents(body, helpers, flat, views,
                                lambda line, inside: item_ids(ndim, line, inside),
                                not lockstep, local, _shadowed(lw, lockstep, initcheck),
-                               lockstep)
+                               lockstep, {flat_text(n, len(ranked[n])): n for n in rows})
         checked = check_subscripts(checked, arrays, ndim,
                                    inside_item=not lockstep, local=lw.local_dims)
         checked = check_private(checked, private, len(lw.local_dims), ndim,

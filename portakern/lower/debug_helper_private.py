@@ -1,0 +1,68 @@
+"""Debug mode checks the private arrays a helper function declares (issue 28).
+
+``float acc[4];`` in a helper's body, declared once with a constant size (the rules of the
+kernel body's private arrays, :func:`.debug_views.private_arrays`), has each subscript
+checked (:func:`.debug_views.check_private`) with the helper's hidden record and its
+caller's work-item. The fault code of dimension ``d`` of the ``j``-th such array of the
+source's helpers, in the order :func:`helper_privates` lists them, is
+``-1 - (16 * (PRIVATE_FIRST + j) + d)``, a range of its own that the launcher names from
+the same list (:func:`.debug_helpers.helper_private_arrays`,
+:func:`portakern.launch.debug.check`). A helper with such an array takes the hidden
+parameters (:func:`.debug_helpers.helper_pointers`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..syntax.language import Token
+
+__all__ = ["PRIVATE_FIRST", "check_private_in", "helper_privates"]
+
+#: The array number of the first helper private array in a fault code (past any kernel's
+#: ``@localmem`` and private arrays, and below the N-d parameter codes).
+PRIVATE_FIRST = 1 << 26
+
+
+def _macros(parts: list) -> set[str]:
+    out = set()
+    for t in parts:
+        if isinstance(t, Token) and t.kind == "pp":
+            m = re.match(r"#\s*define\s+([A-Za-z_]\w*)(?!\()", t.text)
+            if m:
+                out.add(m.group(1))
+    return out
+
+
+def _privates(parts: list, body: list, params: list[str]) -> dict[str, list[list]]:
+    from .debug_views import private_arrays
+
+    tokens = [t for t in body if type(t) is Token]
+    return private_arrays(tokens, _macros(parts), set(params))
+
+
+def helper_privates(parts: list, definitions: list[tuple[str, list[str], list]]
+                    ) -> list[tuple[str, str, list[list]]]:
+    """``(helper, array, sizes)`` of each checked private array of the helpers in
+    ``parts`` (the source's helper code, macros expanded), in source order; ``definitions``
+    gives each helper function's name, parameter names and body."""
+    return [(fn, n, d) for fn, params, body in definitions
+            for n, d in _privates(parts, body, params).items()]
+
+
+def check_private_in(parts: list, fn: str, body: list, params: list[str],
+                     order: list[tuple[str, str, list[list]]]) -> list:
+    """The helper ``fn``'s ``body`` with its private arrays' subscripts checked; ``order``
+    is :func:`helper_privates` of the whole helper code (the fault codes)."""
+    from ..syntax.parts import Gen
+    from .debug_views import check_private
+
+    mine = _privates(parts, body, params)
+    if not mine:
+        return body
+    out = body
+    ids = [[Gen(f"pk_dbg_g{d}")] for d in range(3)]
+    for name, dims in mine.items():
+        j = next(k for k, (f, n, _) in enumerate(order) if f == fn and n == name)
+        out = check_private(out, {name: dims}, PRIVATE_FIRST + j, 1, ids=ids)
+    return out
