@@ -185,6 +185,18 @@ def test_a_kernel_parameter_named_like_a_helper_shadows_it() -> None:
     assert "y[i] = w[i]" in pk.kernel(source).render("c")
 
 
+def test_a_binding_or_a_construct_word_named_like_a_helper_is_no_function_pointer() -> None:
+    source = ("float add(float a, float b) { return a + b; }\n"
+              "float i(float v) { return v; }\n"
+              "@kernel void k(float* y) {\n"
+              "    auto [i, j] = @index(Global, NTuple);\n"
+              "    y[i * 2 + j] = add(1.0f, 2.0f);\n"
+              "    float s = @groupreduce(add, y[0]);\n"
+              "    y[0] = s;\n}\n")
+    kernel = pk.kernel(source)
+    assert "add(1.0f, 2.0f)" in kernel.render("c", ndim=2)
+
+
 # -- 3. initcheck: a reference binding marks its element ---------------------------------------
 
 REFERENCE = """

@@ -72,16 +72,34 @@ def function_values(items: Iterable[object], names: Iterable[str],
             continue
         if t.text in pending or any(t.text in scope for scope in scopes) \
                 or (k + 1 < len(code) and is_tok(code[k + 1], "(")) \
-                or (k and is_tok(code[k - 1], ".", "->", "::")):
+                or (k and is_tok(code[k - 1], ".", "->", "::")) or _construct_word(code, k):
             continue
         yield t
+
+
+def _construct_word(code: list, k: int) -> bool:
+    """Whether ``code[k]`` is the first argument of an ``@`` construct, a word of its own
+    (``@groupreduce(add, v)``, ``@groupreduce(max, v)``), not a value."""
+    return k > 1 and is_tok(code[k - 1], "(") and isinstance(code[k - 2], Token) \
+        and code[k - 2].kind == "at"
+
+
+def _binding_name(code: list, k: int) -> bool:
+    """Whether ``code[k]`` is a name of a structured binding, ``auto [i, at] = ...``."""
+    b = k - 1
+    while b >= 0 and (is_tok(code[b], ",") or isinstance(code[b], Token)
+                      and code[b].kind == "id" and b != k):
+        b -= 1
+    return b > 0 and is_tok(code[b], "[") and is_tok(code[b - 1], "auto", "&", "&&")
 
 
 def declared_here(code: list, k: int) -> bool:
     """Does ``code[k]`` name a variable, parameter or field its declaration declares
     (``float at = 1;``, ``long at)``, ``float* at;``, ``float a, at;``)?"""
-    if not (k + 1 < len(code) and is_tok(code[k + 1], "=", ";", ",", "[", ")", ":")):
+    if not (k + 1 < len(code) and is_tok(code[k + 1], "=", ";", ",", "[", ")", ":", "]")):
         return False
+    if _binding_name(code, k):
+        return True
     b = k - 1
     while b >= 0 and is_tok(code[b], "*", "&", "const", "volatile", "restrict"):
         b -= 1
