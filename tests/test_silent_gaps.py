@@ -148,6 +148,7 @@ def test_a_helper_used_as_a_value_is_refused_at_creation(case: str, debug: bool)
     name = marker.strip("=(;, ")
     assert (err.filename, err.lineno) == ("user.pk", line)
     assert err.offset == source.split("\n")[line - 1].index(name, 4) + 1
+    assert err.text == source.split("\n")[line - 1] and "^" in str(err).splitlines()[-1]
     assert f"call {name!r} directly" in str(err) and "OpenCL C and Metal" in str(err)
 
 

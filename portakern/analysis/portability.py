@@ -95,7 +95,7 @@ def scan(module: Module, kernel: KernelDef, target: str,
     # A helper's name as a value is a function pointer: OpenCL C and Metal have none.
     check_function_values(kernel.body, module.helpers,
                           (f.name.text for f in functions_of(module)),
-                          (p.name for p in kernel.params), filename)
+                          (p.name for p in kernel.params), module.source_map)
     check_localmem_sizes(module, kernel)
     reserved = info.reserved_words
     if reserved:

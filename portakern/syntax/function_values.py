@@ -17,9 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from ..errors import KernelSyntaxError
 from .parts import Gen, is_tok
-from .tokens import Token
+from .tokens import SourceMap, Token
 
 __all__ = ["NOT_FUNCTIONS", "check_function_values", "declared_here", "function_values"]
 
@@ -122,21 +121,20 @@ def declared_here(code: list, k: int) -> bool:
 
 
 def check_function_values(body: list[Token], helpers: list[Token], names: Iterable[str],
-                          params: Iterable[str], filename: str) -> None:
+                          params: Iterable[str], smap: SourceMap) -> None:
     """Refuse a helper function of ``names`` used as a value in the kernel ``body`` (whose
     parameters are ``params``) or in the ``helpers``.
 
     Raises
     ------
     KernelSyntaxError
-        At the name, saying to call the helper directly.
+        At the name, with a caret, saying to call the helper directly.
     """
     names = frozenset(names)
     for items, outer in ((helpers, ()), (body, params)):
         for t in function_values(items, names, outer):
-            raise KernelSyntaxError(
+            raise smap.error_at(
                 f"helper {t.text!r} is used as a function pointer (a function's name as a "
                 f"value): OpenCL C and Metal have no pointers to functions, so it is not "
                 f"portable; call {t.text!r} directly (a switch over the helpers, or a Jinja "
-                f"{{% for %}} that renders one kernel per helper)",
-                filename, t.line, t.col)
+                f"{{% for %}} that renders one kernel per helper)", t)
