@@ -407,7 +407,7 @@ class Kernel:
 
             facts, info = self.facts(target), target_info(target)
             check_atomic_types(facts, module, kdef, target, full)
-            refuse_methods(module, target)  # OpenCL C has no struct methods: not its error
+            refuse_methods(module, kdef, target)  # OpenCL C has no struct methods
             module, kdef = complex_rewrite(facts, module, kdef, full, info)  # operators: calls
             lowered = lower_kernel(kdef, module, ndim, lockstep=lockstep_for(target, facts),
                                    debug=self.debug, unmasked=unmasked, initcheck=info.initcheck)

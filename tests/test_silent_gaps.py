@@ -66,6 +66,17 @@ def test_struct_methods_warn_at_creation_naming_the_lines_and_opencl() -> None:
     assert f"user.pk:{line_of(METHODS, 'float V::scaled')}:" in methods[2]
 
 
+def test_a_struct_with_methods_in_the_kernel_body_is_found_too() -> None:
+    source = ("@kernel void f(float* y) {\n"
+              "    struct L { float a; float get() const { return a; } };\n"
+              "    L l; l.a = 1.0f;\n    y[0] = l.get();\n}\n")
+    kernel, messages = created(source)
+    assert len(messages) == 1 and "member function get() of struct L" in messages[0]
+    with pytest.raises(KernelSyntaxError, match="OpenCL cannot build") as info:
+        kernel.render("opencl")
+    assert (info.value.lineno, info.value.offset) == (2, source.split("\n")[1].index("get") + 1)
+
+
 def test_a_struct_without_methods_does_not_warn() -> None:
     source = ("typedef struct { alignas(8) float x; float y; } P;\n"
               "@kernel void f(float* out) {\n    P p; p.x = 1.0f; p.y = 2.0f;\n"

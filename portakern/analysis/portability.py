@@ -110,7 +110,7 @@ def scan(module: Module, kernel: KernelDef, target: str,
                           f"kernel name {kernel.name!r} is a reserved word; rename it"))
     if not info.methods:
         found += [("method", t, _method_message(struct, t))
-                  for struct, t in struct_methods(module.helpers)]
+                  for struct, t in struct_methods(module.helpers + kernel.body)]
     found += _facts_issues(module, kernel, body, helpers, target, tree_facts)
     return [Issue((kind, tok.line, tok.col, tok.text), filename, tok.line, tok.col,
                   (target,), message) for kind, tok, message in found]
@@ -125,7 +125,7 @@ def _method_message(struct: str, t: Token) -> str:
             f"{struct}* self)' called as '{struct}_{name}(&v)'")
 
 
-def refuse_methods(module: Module, target: str) -> None:
+def refuse_methods(module: Module, kernel: KernelDef, target: str) -> None:
     """Refuse a struct with member functions in a rendering for ``target``, a target
     without :attr:`~portakern.targets.TargetInfo.methods` (OpenCL C), instead of its
     compiler's error.
@@ -138,7 +138,7 @@ def refuse_methods(module: Module, target: str) -> None:
     info = target_info(target)
     if info.methods:
         return
-    for struct, t in struct_methods(module.helpers):
+    for struct, t in struct_methods(module.helpers + kernel.body):
         raise module.source_map.error_at(
             f"{info.title} cannot build {_method_message(struct, t)}, or run this kernel on "
             f"a backend whose language has them (CPU()'s native path, CUDA, Metal)", t)

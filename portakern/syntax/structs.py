@@ -246,10 +246,11 @@ _NOT_METHODS = frozenset({"alignas", "_Alignas", "__attribute__", "__declspec", 
 
 
 def struct_methods(helpers: list[Token]) -> list[tuple[str, Token]]:
-    """``(struct name, name token)`` of each member function of a struct in ``helpers`` (a method
-    ``float norm() const { ... }``, a constructor ``V(float a)``, an ``operator+``, each
-    declared in a struct's body), and of each one defined outside it (``float V::norm()``),
-    in source order. OpenCL C (C99) has none: the target fact
+    """``(struct name, name token)`` of each member function of the structs defined at the
+    top level of ``helpers`` (a module's helpers, and a kernel's body after them): a method
+    ``float norm() const { ... }``, a constructor ``V(float a)`` or an ``operator+``
+    declared in a struct's body, and one defined outside it (``float V::norm()``), in
+    source order. OpenCL C (C99) has none: the target fact
     :attr:`portakern.targets.TargetInfo.methods`."""
     sig = significant(helpers)
     out: list[tuple[str, Token]] = []
