@@ -382,8 +382,7 @@ class Kernel:
     def render_variant(self, v: Variant) -> RenderedKernel:
         """Parse, lower and render one :class:`~portakern.variant.Variant`, memoised by it.
 
-        The result keeps its lowered tree, so :meth:`RenderedKernel.variant` can render
-        it again with other template options.
+        It keeps its lowered tree: :meth:`RenderedKernel.variant` renders it with other options.
         """
         hit = self._rendered.get(v)
         if hit is None or hit.lowered is None:
@@ -398,14 +397,15 @@ class Kernel:
                 raise KernelTypeError(
                     f"kernel {kdef.name!r}: type variable(s) {', '.join(missing)} unbound; "
                     f"pass arrays that bind them or use kernel.specialize({missing[0]}='float')")
-            # Barrier kernels in work-item loops (lockstep), complex operators as calls.
             from .analysis.atomic_checks import check_atomic_types
+            from .analysis.portability import refuse_methods
             from .lower.complex_ops import complex_rewrite
             from .lower.lowering import lower_kernel
 
             facts, info = self.facts(target), target_info(target)
             check_atomic_types(facts, module, kdef, target, full)
-            module, kdef = complex_rewrite(facts, module, kdef, full, info)
+            refuse_methods(module, kdef, target)  # OpenCL C has no struct methods
+            module, kdef = complex_rewrite(facts, module, kdef, full, info)  # operators: calls
             lowered = lower_kernel(kdef, module, ndim, lockstep=lockstep_for(target, facts),
                                    debug=self.debug, unmasked=unmasked, initcheck=info.initcheck)
             hit = render_lowered(lowered, module.helpers, target, full,

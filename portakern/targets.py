@@ -69,6 +69,10 @@ class TargetInfo:
         A struct may have constructors (``cfloat(re, im)``, ``cfloat z = 1.0f``); without
         them (Metal, whose address spaces a constructor's copies trip over) the complex
         struct is an aggregate and those are rewritten into ``pk_cfloat_make`` calls.
+    methods : bool
+        A struct the source defines may have member functions (methods, constructors,
+        operators: C++). Without them (OpenCL C) such a struct warns at ``pk.kernel()``
+        and its rendering is refused (:func:`portakern.analysis.portability.refuse_methods`).
     initcheck : bool
         Its ``macros.j2`` defines debug mode's initcheck primitives (``initcheck_clear``,
         ``local_read``, ``local_write``, ``local_update``) for a kernel lowered without
@@ -90,6 +94,7 @@ class TargetInfo:
     initcheck: bool = False
     operators: bool = True
     constructors: bool = True
+    methods: bool = True
 
     def facts(self) -> Any:
         """What this target has: math functions, constants, atomics, device features
@@ -163,7 +168,8 @@ OPENCL_RESERVED_WORDS = frozenset({
 
 _BUILTIN = (
     TargetInfo("opencl", "OpenCL", pointer_address_spaces=True, address_spaces=OPENCL_SPACES,
-               reserved_words=OPENCL_RESERVED_WORDS, initcheck=True, operators=False),
+               reserved_words=OPENCL_RESERVED_WORDS, initcheck=True, operators=False,
+               methods=False),
     TargetInfo("cuda", "CUDA", initcheck=True),
     TargetInfo("metal", "Metal", printf=False, prints=False, pointer_address_spaces=True,
                address_spaces=METAL_SPACES,

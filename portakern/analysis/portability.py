@@ -25,8 +25,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..syntax.expression_nodes import Binary, Decl, Expr, Name, Paren, Subscript, Unary
+from ..syntax.function_values import check_function_values
+from ..syntax.functions import functions_of
 from ..syntax.language import KernelDef, Module, Token, significant
 from ..syntax.pointer_checks import check_pointer_depth
+from ..syntax.structs import struct_methods
 from ..target_facts import CONSTANTS, MATH_FUNCTIONS, facts
 from ..targets import (
     METAL_RESERVED_WORDS,
@@ -37,7 +40,7 @@ from ..targets import (
 from .localmem_sizes import check_localmem_sizes
 
 __all__ = ["Issue", "METAL_RESERVED_WORDS", "OPENCL_RESERVED_WORDS", "SCANNED_TARGETS",
-           "scan", "merge"]
+           "scan", "merge", "refuse_methods"]
 
 #: The built-in targets a kernel is scanned for (``c`` is CPU()'s native C++ path).
 SCANNED_TARGETS = builtin_targets()
@@ -89,6 +92,10 @@ def scan(module: Module, kernel: KernelDef, target: str,
     # Pointers are portable: portakern.lower.pointers infers their address spaces; a pointer
     # to a pointer is refused on every target.
     check_pointer_depth(kernel.body + module.helpers, filename)
+    # A helper's name as a value is a function pointer: OpenCL C and Metal have none.
+    check_function_values(kernel.body, module.helpers,
+                          (f.name.text for f in functions_of(module)),
+                          (p.name for p in kernel.params), module.source_map)
     check_localmem_sizes(module, kernel)
     reserved = info.reserved_words
     if reserved:
@@ -101,9 +108,40 @@ def scan(module: Module, kernel: KernelDef, target: str,
         if kernel.name in reserved:
             found.append(("reserved", Token("id", kernel.name, kernel.line, kernel.col),
                           f"kernel name {kernel.name!r} is a reserved word; rename it"))
+    if not info.methods:
+        found += [("method", t, _method_message(struct, t))
+                  for struct, t in struct_methods(module.helpers + kernel.body)]
     found += _facts_issues(module, kernel, body, helpers, target, tree_facts)
     return [Issue((kind, tok.line, tok.col, tok.text), filename, tok.line, tok.col,
                   (target,), message) for kind, tok, message in found]
+
+
+def _method_message(struct: str, t: Token) -> str:
+    """What a member function ``t`` of ``struct`` is and what to write instead."""
+    what, name = ("an operator", "op") if t.text == "operator" else (
+        f"member function {t.text}()", t.text)
+    return (f"{what} of struct {struct}: OpenCL C (C99) has no member functions; write "
+            f"it as a helper function taking the struct, 'float {struct}_{name}(const "
+            f"{struct}* self)' called as '{struct}_{name}(&v)'")
+
+
+def refuse_methods(module: Module, kernel: KernelDef, target: str) -> None:
+    """Refuse a struct with member functions in a rendering for ``target``, a target
+    without :attr:`~portakern.targets.TargetInfo.methods` (OpenCL C), instead of its
+    compiler's error.
+
+    Raises
+    ------
+    KernelSyntaxError
+        At the first member function, naming the target and the fix.
+    """
+    info = target_info(target)
+    if info.methods:
+        return
+    for struct, t in struct_methods(module.helpers + kernel.body):
+        raise module.source_map.error_at(
+            f"{info.title} cannot build {_method_message(struct, t)}, or run this kernel on "
+            f"a backend whose language has them (CPU()'s native path, CUDA, Metal)", t)
 
 
 def _facts_issues(module: Module, kernel: KernelDef, body: list[Token], helpers: list[Token],

@@ -46,6 +46,7 @@ elements are the flat offsets.
 
 from __future__ import annotations
 
+from ..syntax.function_values import NOT_FUNCTIONS, function_values
 from ..syntax.language import Token
 from ..syntax.parts import Call, Gen, item_step
 from ..syntax.parts import is_tok as _is_tok
@@ -60,8 +61,6 @@ __all__ = ["HELPER_CODE", "check_helpers", "helper_pointers", "helper_private_ar
 HELPER_CODE = 1 << 20
 
 _BLANK = ("ws", "comment")
-_NOT_FUNCTIONS = frozenset({"if", "for", "while", "switch", "return", "sizeof", "do",
-                            "else", "case", "struct", "union", "enum", "typedef"})
 
 
 def _tok(it: object) -> Token | None:
@@ -116,11 +115,11 @@ def _definitions(parts: list) -> list[tuple[int, int, int, int]]:
                 # A declaration's name follows its type (not '=': `float k = f(2);`).
                 typed = b >= 0 and (
                     (isinstance(parts[b], Token) and parts[b].kind == "id"
-                     and parts[b].text not in _NOT_FUNCTIONS)
+                     and parts[b].text not in NOT_FUNCTIONS)
                     or _is_tok(parts[b], "*", "&", ">") or isinstance(parts[b], (Gen, Call)))
                 close = _match_items(parts, n)
                 after = _next(parts, close + 1)
-                if name is not None and name.kind == "id" and name.text not in _NOT_FUNCTIONS \
+                if name is not None and name.kind == "id" and name.text not in NOT_FUNCTIONS \
                         and typed and after < len(parts) and _is_tok(parts[after], "{", ";"):
                     found.append((k, n, close, after if _is_tok(parts[after], "{") else -1))
                     n = close + 1
@@ -507,38 +506,13 @@ def _no_function_pointers(parts: list, helpers: dict, filename: str) -> None:
     a function pointer), is a :class:`~portakern.errors.KernelSyntaxError`: a call
     through the pointer could not pass them.
 
-    A variable, parameter or struct field of the same name (``float at = p[i];``) is not
-    the helper: where it is declared, to the end of its block, the name is the variable.
+    ``pk.kernel()`` refuses every such use already
+    (:func:`portakern.syntax.function_values.check_function_values`); this is the same
+    scoped walk over the lowered helpers, for code a lowering wrote. A variable,
+    parameter or struct field of the same name (``float at = p[i];``) is not the helper:
+    where it is declared, to the end of its block, the name is the variable.
     """
-    code = _code(parts)
-    scopes: list[set[str]] = [set()]  # names declared in each enclosing block
-    pending: set[str] = set()  # parameters (and for-loop variables): the next block's
-    parens = 0
-    for k, t in enumerate(code):
-        if not isinstance(t, Token):
-            continue
-        if t.kind == "punct":
-            if t.text == "{":
-                scopes.append(pending)
-                pending, parens = set(), 0
-            elif t.text == "}" and len(scopes) > 1:
-                scopes.pop()
-            elif t.text == "(":
-                parens += 1
-            elif t.text == ")":
-                parens = max(parens - 1, 0)
-            elif t.text == ";" and not parens:
-                pending = set()
-            continue
-        if t.kind != "id" or t.text not in helpers:
-            continue
-        if _declared_here(code, k):
-            (pending if parens else scopes[-1]).add(t.text)
-            continue
-        if t.text in pending or any(t.text in scope for scope in scopes) \
-                or (k + 1 < len(code) and _is_tok(code[k + 1], "(")) \
-                or (k and _is_tok(code[k - 1], ".", "->", "::")):
-            continue
+    for t in function_values(parts, helpers):
         from ..errors import KernelSyntaxError
 
         raise KernelSyntaxError(
@@ -547,36 +521,6 @@ def _no_function_pointers(parts: list, helpers: dict, filename: str) -> None:
             f"which a call through a function pointer cannot: call {t.text!r} directly "
             f"(a switch over the helpers), or leave debug mode off for this kernel",
             filename, t.line, t.col)
-
-
-#: Words that may stand before a name without declaring it (``return at;``).
-_NOT_TYPES = _NOT_FUNCTIONS | frozenset({"case", "goto", "else", "default"})
-
-
-def _declared_here(code: list, k: int) -> bool:
-    """Does ``code[k]`` name a variable, parameter or field its declaration declares
-    (``float at = 1;``, ``long at)``, ``float* at;``, ``float a, at;``)?"""
-    if not (k + 1 < len(code) and _is_tok(code[k + 1], "=", ";", ",", "[", ")", ":")):
-        return False
-    b = k - 1
-    while b >= 0 and _is_tok(code[b], "*", "&", "const", "volatile", "restrict"):
-        b -= 1
-    before = code[b] if b >= 0 else None
-    if isinstance(before, Token) and before.kind == "id" and before.text not in _NOT_TYPES:
-        return True  # a type (or a type variable, a struct name) before it
-    if b == k - 1 and _is_tok(before, ","):  # `float a = 1, at = 2;`: a declarator list
-        depth, m = 0, b - 1
-        while m >= 0 and (depth or not _is_tok(code[m], ";", "{", "}", "(")):
-            depth += _is_tok(code[m], ")", "]") - _is_tok(code[m], "(", "[")
-            m -= 1
-        first = [it for it in code[m + 1:b]
-                 if not _is_tok(it, "const", "volatile", "static", "unsigned", "signed")]
-        return len(first) > 1 and all(
-            isinstance(it, Token) and it.kind == "id" and it.text not in _NOT_TYPES
-            for it in first[:1]) and (
-            isinstance(first[1], Token) and first[1].kind == "id"
-            or _is_tok(first[1], "*", "&"))
-    return False
 
 
 def _outside(parts: list, helpers: dict[str, list[tuple[str, bool]]]) -> list:

@@ -18,9 +18,9 @@ each access of the array (already bounds-checked by
 * a read (``v = s[i]``) checks it (``local_read``): a fault records code
   ``-1 - (16 * k + 15)`` for the ``k``-th array, the flat element and the array's size;
 * an atomic on the element (``@atomic_add(&s[i], 1)``) checks it, then marks it;
-* anything else (``&s[i]``, a call's argument, which may be a reference,
-  ``s[i].x``) marks the element written and checks nothing, so the check never
-  reports what may have been written.
+* anything else (``&s[i]``, a call's argument, which may be a reference, the
+  initializer of a reference ``T& r = s[i];``, ``s[i].x``) marks the element written
+  and checks nothing, so the check never reports what may have been written.
 
 A helper function given the array (or a pointer into it) is passed its shadows
 (``helper_shadows``) and does the same with its own accesses
@@ -178,7 +178,7 @@ def access_kind(out: list, parts: list, m: int) -> str:
     """What the access ending just before ``parts[m]`` does to its element, ``out`` being
     the code before it: ``"write"`` (``s[i] = v``), ``"update"`` (``s[i] += v``,
     ``s[i]++``), ``"atomic"`` (``@atomic_add(&s[i], 1)``), ``"mark"`` (``&s[i]``, a call's
-    argument, ``s[i].x``: it may be written through) or ``"read"``."""
+    argument, ``T& r = s[i];``, ``s[i].x``: it may be written through) or ``"read"``."""
     prev = _code_neighbour(out, len(out) - 1, -1)
     nxt = _code_neighbour(parts, m, 1)
     if _is_tok(nxt, *_SPLIT_ASSIGN):  # ``+=`` split into ``+`` ``=`` by an earlier pass
@@ -195,9 +195,77 @@ def access_kind(out: list, parts: list, m: int) -> str:
         return "update"
     if _is_tok(prev, "&") and _atomic_target(out):
         return "atomic"
-    if _is_tok(prev, "&") or _is_tok(nxt, ".", "[") or _in_call_argument(out):
+    if _is_tok(prev, "&") or _is_tok(nxt, ".", "[") or _in_call_argument(out) \
+            or (_is_tok(prev, "=") and _is_tok(nxt, ";", ",") and _binds_reference(out)) \
+            or _address_of_parenthesised(out, parts, m):
         return "mark"
     return "read"
+
+
+def _address_of_parenthesised(out: list, parts: list, m: int) -> bool:
+    """Whether the access is ``&(s[i])`` (in any number of parentheses): the lockstep
+    lowering's spelling of a reference ``T& r = s[i];`` as a pointer."""
+    b, a = len(out) - 1, m
+    while True:
+        prev, nxt = _code_neighbour(out, b, -1), _code_neighbour(parts, a, 1)
+        if not (_is_tok(prev, "(") and _is_tok(nxt, ")")):
+            return _is_tok(prev, "&") and b < len(out) - 1
+        while out[b] is not prev:
+            b -= 1
+        while parts[a] is not nxt:
+            a += 1
+        b, a = b - 1, a + 1
+
+
+def _binds_reference(out: list) -> bool:
+    """Whether ``out`` ends with ``T& r =``: the access initialises a reference, through
+    which the element may be written (``float& r = t[e]; r = v;``), so it is no read."""
+    k = len(out) - 1
+    seen: list[object] = []
+    while k >= 0 and len(seen) < 4:
+        it = out[k]
+        if not (isinstance(it, Token) and it.kind in ("ws", "comment")) \
+                and not (isinstance(it, Gen) and not it.text.strip()):
+            seen.append(it)
+        k -= 1
+    if len(seen) < 4:
+        return False
+    _eq, name, amp, before = seen
+    return (isinstance(name, Token) and name.kind == "id" and _is_tok(amp, "&")
+            and ((isinstance(before, Token) and before.kind == "id"
+                  and before.text not in _NOT_CALLS) or _is_tok(before, ">")))
+
+
+def _is_end(it: object) -> bool:
+    return _is_tok(it, ";") or (isinstance(it, Gen) and it.text.strip() == ";")
+
+
+def _hoisted_references(parts: list) -> set[str]:
+    """The references a lowering declared apart from their value (``float& r;``, hoisted
+    above a kernel's bounds check, ``r = t[e];`` below it binding the reference)."""
+    code = [it for it in parts if _code_neighbour([it], 0, 1) is not None]
+    return {code[k].text for k in range(2, len(code) - 1)
+            if isinstance(code[k], Token) and code[k].kind == "id" and _is_tok(code[k - 1], "&")
+            and isinstance(code[k - 2], Token) and code[k - 2].kind == "id"
+            and _is_end(code[k + 1])}
+
+
+def _binds_hoisted(out: list, parts: list, m: int, hoisted: set[str]) -> bool:
+    """Whether the access is the value of ``r = t[e];``, the binding of a hoisted reference
+    ``r`` (its first assignment; a later ``r = t[e]`` writes through it, a read of ``t``)."""
+    if not hoisted or not _is_end(_code_neighbour(parts, m, 1)):
+        return False
+    eq = _code_neighbour(out, len(out) - 1, -1)
+    if not (_is_tok(eq, "=") or (isinstance(eq, Gen) and eq.text.strip() == "=")):
+        return False
+    k = len(out) - 1
+    while out[k] is not eq:
+        k -= 1
+    name = _code_neighbour(out, k - 1, -1)
+    if isinstance(name, Token) and name.kind == "id" and name.text in hoisted:
+        hoisted.discard(name.text)
+        return True
+    return False
 
 
 def check_reads(parts: list, have: dict[str, int], dims: dict[str, list[list]], ndim: int,
@@ -208,6 +276,7 @@ def check_reads(parts: list, have: dict[str, int], dims: dict[str, list[list]], 
     if not have:
         return parts
     out: list = []
+    hoisted = _hoisted_references(parts)
     depth = 0 if inside_item else -1
     n = 0
     while n < len(parts):
@@ -243,6 +312,8 @@ def check_reads(parts: list, have: dict[str, int], dims: dict[str, list[list]], 
             n += 1
             continue
         kind = access_kind(out, parts, m)
+        if kind == "read" and _binds_hoisted(out, parts, m, hoisted):
+            kind = "mark"  # `T& r;` hoisted above the bounds check, bound here: `r = t[e];`
         plain = name in race
         macro = {"write": "race_write" if plain else "local_write",
                  "update": "race_update" if plain else "local_update",

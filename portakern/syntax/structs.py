@@ -238,3 +238,81 @@ def tag_definition_ends(helpers: list[Token]) -> dict[int, str]:
             if j + 1 < len(code) and code[j + 1][1].is_punct(";"):
                 out[code[j + 1][0]] = code[k + 1][1].text
     return out
+
+
+#: Words before a ``(`` in a struct's body that are no member function.
+_NOT_METHODS = frozenset({"alignas", "_Alignas", "__attribute__", "__declspec", "sizeof",
+                          "__align__", "decltype"})
+
+
+def struct_methods(helpers: list[Token]) -> list[tuple[str, Token]]:
+    """``(struct name, name token)`` of each member function of the structs defined at the
+    top level of ``helpers`` (a module's helpers, and a kernel's body after them): a method
+    ``float norm() const { ... }``, a constructor ``V(float a)`` or an ``operator+``
+    declared in a struct's body, and one defined outside it (``float V::norm()``), in
+    source order. OpenCL C (C99) has none: the target fact
+    :attr:`portakern.targets.TargetInfo.methods`."""
+    sig = significant(helpers)
+    out: list[tuple[str, Token]] = []
+    depth = 0
+    n = 0
+    while n < len(sig):
+        t = sig[n]
+        if depth == 0 and t.kind == "id" and t.text in ("struct", "class"):
+            brace = n + 1
+            while brace < len(sig) and (sig[brace].kind == "id" or sig[brace].is_punct(":")):
+                brace += 1
+            if brace < len(sig) and sig[brace].is_punct("{"):
+                close = _close_of(sig, brace)
+                name = sig[n + 1].text if sig[n + 1].kind == "id" else (
+                    sig[close + 1].text if close + 1 < len(sig) and sig[close + 1].kind == "id"
+                    else "S")
+                out += [(name, m) for m in _members(sig[brace + 1:close])]
+                n = close + 1
+                continue
+        if depth == 0 and t.kind == "id" and n + 4 < len(sig) and sig[n + 1].is_punct(":") \
+                and sig[n + 2].is_punct(":") and sig[n + 3].kind == "id" \
+                and (sig[n + 4].is_punct("(") or sig[n + 3].text == "operator"):
+            out.append((t.text, sig[n + 3]))  # float V::norm() const { ... } (or V::V(...))
+        if t.kind == "punct" and t.text in "([{":
+            depth += 1
+        elif t.kind == "punct" and t.text in ")]}":
+            depth -= 1
+        n += 1
+    return out
+
+
+def _close_of(sig: list[Token], brace: int) -> int:
+    d, close = 0, brace
+    while close < len(sig):
+        d += sig[close].is_punct("{") - sig[close].is_punct("}")
+        if d == 0:
+            break
+        close += 1
+    return close
+
+
+def _members(inner: list[Token]) -> list[Token]:
+    """The member functions declared in one struct body (its tokens between the braces)."""
+    out: list[Token] = []
+    depth = 0
+    named = False  # a member function seen in this member declaration already
+    for k, t in enumerate(inner):
+        if t.kind == "punct" and t.text in ("(", "[", "{"):
+            if t.text == "(" and depth == 0 and not named and k > 0:
+                before = inner[k - 1]
+                # operator+ ( and operator[] ( and operator() (: the word a few tokens back
+                at = next((inner[j] for j in range(k - 1, max(k - 4, -1), -1)
+                           if inner[j].text == "operator"), before)
+                if at.text == "operator" or (before.kind == "id"
+                                              and before.text not in _NOT_METHODS):
+                    out.append(at)
+                    named = True
+            depth += 1
+        elif t.kind == "punct" and t.text in (")", "]", "}"):
+            depth -= 1
+            if depth == 0 and t.text == "}" and named:
+                named = False  # the end of an inline body
+        elif depth == 0 and t.is_punct(";"):
+            named = False
+    return out
