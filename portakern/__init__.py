@@ -36,13 +36,14 @@ if TYPE_CHECKING:  # loaded on first use at run time (__getattr__ below); typed 
     from .launch.timing import Launch, Timings, timed
     from .registry import register_backend, registered_backends
 
-    kernel: KernelFactory
-    """Make a :class:`Kernel`: ``pk.kernel(source, name=None, **constants)``.
+# Annotated, not assigned: the name stays unbound here, so __getattr__ loads it.
+kernel: KernelFactory
+"""Make a :class:`Kernel`: ``pk.kernel(source, name=None, **constants)``.
 
-    Also ``pk.kernel.from_file(path, name=None, **constants)`` (a ``.pk`` file) and
-    ``pk.kernel.from_resource(package, resource, name=None, **constants)`` (a kernel file
-    shipped inside a Python package, through :mod:`importlib.resources`).
-    """
+Also ``pk.kernel.from_file(path, name=None, **constants)`` (a ``.pk`` file) and
+``pk.kernel.from_resource(package, resource, name=None, **constants)`` (a kernel file
+shipped inside a Python package, through :mod:`importlib.resources`).
+"""
 
 __all__ = [
     "Backend",
@@ -117,7 +118,6 @@ def __getattr__(name: str) -> object:
         value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
-
 
 
 def __dir__() -> list[str]:
