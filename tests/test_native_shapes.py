@@ -45,6 +45,41 @@ def test_grid_stride_loop_renders_the_once_form_for_c_only():
     assert "PK_F" not in k.render("opencl") and "PK_F" not in k.render("cuda")
 
 
+def test_once_form_has_no_test_per_item():
+    """The once form runs the body for the item's own i with no `i < BOUND` test (which
+    made g++ 12 leave the parallel item loop scalar); pk_launch runs the flat form only
+    where the indices 0 .. BOUND - 1 fit the index's type."""
+    c = pk.kernel(GRID).render("c")
+    once = c[c.index("if (PK_F)"):c.index("} else")]
+    assert "i < " not in once and "do {" in once
+    assert "pk_fits<long long>(pk_fb)" in c
+    narrow = pk.kernel(GRID.replace("for (long i", "for (uint8_t i")).render("c")
+    assert "pk_fits<unsigned char>(pk_fb)" in narrow
+
+
+def test_pk_fits_per_type(tmp_path):
+    """pk_fits<T>(n): whether 0 .. n - 1 all fit T, for the types an index may have."""
+    import re
+    import shutil
+    import subprocess
+
+    cxx = shutil.which("g++") or shutil.which("clang++")
+    if cxx is None:
+        pytest.skip("no C++ compiler")
+    c = pk.kernel(GRID).render("c")
+    fits = re.search(r"template <typename T> static inline bool pk_fits.*", c).group(0)
+    cases = [("unsigned char", 256, 1), ("unsigned char", 257, 0), ("signed char", 128, 1),
+             ("signed char", 129, 0), ("short", 32768, 1), ("short", 32769, 0),
+             ("int", 1 << 31, 1), ("int", (1 << 31) + 1, 0), ("unsigned int", 1 << 32, 1),
+             ("unsigned int", (1 << 32) + 1, 0), ("long long", (1 << 63) - 1, 1),
+             ("unsigned long long", (1 << 63) - 1, 1), ("int", 0, 1), ("int", -5, 1)]
+    body = "".join(f'    printf("%d\\n", (int)pk_fits<{t}>({n}LL));\n' for t, n, _ in cases)
+    (tmp_path / "f.cpp").write_text(f"#include <stdio.h>\n{fits}\nint main() {{\n{body}}}\n")
+    subprocess.run([cxx, "-O2", "f.cpp", "-o", "f"], cwd=tmp_path, check=True)
+    out = subprocess.run(["./f"], cwd=tmp_path, check=True, capture_output=True, text=True)
+    assert out.stdout.split() == [str(w) for *_, w in cases]
+
+
 @pytest.mark.parametrize("src", [
     # The bound names a pointer's element: it could change as the loop runs.
     GRID.replace("i < n;", "i < (long)x[0];"),
@@ -118,6 +153,20 @@ def test_grid_stride_results_for_any_ndrange(items, n):
     want = _want(y, x, a, n)
     pk.kernel(GRID)(pk.CPU())(y, x, a, np.int64(n), ndrange=(items,))
     np.testing.assert_allclose(y, want, rtol=1e-6, atol=1e-6)
+
+
+@native
+@pytest.mark.filterwarnings("error::portakern.errors.NativeFallbackWarning")
+@pytest.mark.parametrize("index", ["uint8_t", "short", "int", "uint"])
+def test_grid_stride_narrow_index_results(index):
+    """A narrow index type with its bound in range: the flat form (no test per item) and
+    the loop form agree with NumPy (8 items: the loop form stays below 2^7 + 8)."""
+    src = GRID.replace("for (long i", f"for ({index} i")
+    y, x = _case(300)
+    for n, items in ((120, 8), (120, 7), (119, 120)):
+        got = y.copy()
+        pk.kernel(src)(pk.CPU())(got, x, np.float32(1), np.int64(n), ndrange=(items,))
+        np.testing.assert_allclose(got, _want(y, x, np.float32(1), n), rtol=1e-6, atol=1e-6)
 
 
 @native

@@ -16,9 +16,11 @@ and is chosen per launch by ``pk_launch``:
   each ``i`` in ``[0, BOUND)`` once, in work-items that are unordered anyway. Its
   iterations are independent: every array parameter it may write is subscripted by
   exactly ``[i]`` and no scalar parameter is assigned (else the loop is left as written). With
-  ``PK_F`` the loop runs once per item (``i = PK_F ? BOUND : i + @ndrange()``) and the
-  launch runs ``BOUND`` items: consecutive items are consecutive elements, which
-  vectorise, where each item's strided walk through the whole array did not.
+  ``PK_F`` the loop's body runs once per item, for its own ``i``, and the launch runs
+  ``BOUND`` items (where each index fits ``i``'s type): consecutive items are consecutive
+  elements, which vectorise, where each item's strided walk through the whole array did
+  not. The once form has no ``i < BOUND`` test: the item loop ends at ``BOUND``, and a
+  test per item made the store conditional, which g++ 12 left scalar.
 """
 
 from __future__ import annotations
@@ -44,10 +46,12 @@ _INT_LITERAL = re.compile(r"(0[xX][0-9a-fA-F]+|\d+)[uUlL]*")
 @dataclass(frozen=True)
 class NativeShapes:
     """What :func:`native_shapes` found: ``wide`` the most items for the wide form (0:
-    none), ``flat_bound`` the grid-stride loop's bound in ``pk_launch``'s names."""
+    none), ``flat_bound`` the grid-stride loop's bound in ``pk_launch``'s names and
+    ``flat_type`` its index's C type (the flat form runs where the items' indices fit it)."""
 
     wide: int = 0
     flat_bound: str = ""
+    flat_type: str = ""
 
     @property
     def any(self) -> bool:
@@ -125,105 +129,107 @@ def _widen(parts: list, type_names: dict[str, str]) -> tuple[list, int]:
     return out, most
 
 
-def _grid_stride(parts: list, params: list) -> tuple[list, str]:
-    """The body with its grid-stride loop's increment rewritten, and the bound."""
+def _grid_stride(parts: list, params: list) -> tuple[list, str, str]:
+    """The body with its grid-stride loop's once form added, the bound, the index type."""
     scalars = {p.name: k for k, p in enumerate(params)
                if not p.pointer and p.type in _INTEGERS}
     # parts: mask prologue ... Gen('if (pk_active) {') BODY Gen('}'), or BODY unmasked
     start = next((k for k, p in enumerate(parts)
                   if isinstance(p, Gen) and p.text == "if (pk_active) {"), -1)
     if start >= 0 and not (isinstance(parts[-1], Gen) and parts[-1].text == "}"):
-        return parts, ""
+        return parts, "", ""
     end = len(parts) - 1 if start >= 0 else len(parts)  # masked, or unmasked (no if)
     k = for_ = _sig(parts, start + 1)
     if not _is(parts[k], "for"):
-        return parts, ""
+        return parts, "", ""
     k = _sig(parts, k + 1)
     if not _is(parts[k], "("):
-        return parts, ""
+        return parts, "", ""
     k = init = _sig(parts, k + 1)
     if not (isinstance(parts[k], Token) and parts[k].text in _INTEGERS):
-        return parts, ""
+        return parts, "", ""
     k = _sig(parts, k + 1)
     var = parts[k]
     if not (isinstance(var, Token) and var.kind == "id"):
-        return parts, ""
+        return parts, "", ""
     k = _sig(parts, k + 1)
     if not _is(parts[k], "="):
-        return parts, ""
+        return parts, "", ""
     k = _global_linear(parts, _sig(parts, k + 1))
     if k < 0:
-        return parts, ""
+        return parts, "", ""
     k = init_end = _sig(parts, k)
     if not _is(parts[k], ";"):
-        return parts, ""
+        return parts, "", ""
     k = _sig(parts, k + 1)
     if not _is(parts[k], var.text):
-        return parts, ""
+        return parts, "", ""
     k = _sig(parts, k + 1)
     if not _is(parts[k], "<"):
-        return parts, ""
+        return parts, "", ""
     bound, k = [], k + 1
     b0 = k
     while k < len(parts) and not _is(parts[k], ";"):
         p = parts[k]
         if not isinstance(p, Token):
-            return parts, ""
+            return parts, "", ""
         if p.kind == "id":
             if p.text not in scalars:
-                return parts, ""
+                return parts, "", ""
             bound.append(f"pk_a{scalars[p.text]}")
         elif p.kind == "ws" or p.text in ("+", "-", "*", "/", "(", ")") or (
                 p.kind == "num" and _INT_LITERAL.fullmatch(p.text)):
             bound.append(p.text)
         else:
-            return parts, ""
+            return parts, "", ""
         k += 1
     b1 = k
     bound_names = {p.text for p in parts[b0:b1] if isinstance(p, Token) and p.kind == "id"}
     inc = _sig(parts, k + 1)
     k = _sig(parts, inc + 1) if _is(parts[inc], var.text) else -1
     if k < 0 or not (_is(parts[k], "+") and _is(parts[k + 1], "=")):
-        return parts, ""
+        return parts, "", ""
     step = _sig(parts, k + 2)
     if not (isinstance(parts[step], Gen) and parts[step].text == "("
             and isinstance(parts[step + 1], Call) and parts[step + 1].macro == "ndrange"
             and parts[step + 1].args == (0,) and isinstance(parts[step + 2], Gen)
             and parts[step + 2].text == ")"):
-        return parts, ""
+        return parts, "", ""
     close = _sig(parts, step + 3)
     if not _is(parts[close], ")"):
-        return parts, ""
+        return parts, "", ""
     open_ = _sig(parts, close + 1)
     if not _is(parts[open_], "{"):
-        return parts, ""
+        return parts, "", ""
     written = {p.name for p in params if p.writable}
     values = {p.name for p in params if not p.pointer}
     depth, k = 1, open_ + 1
     while k < len(parts) and depth:
         p = parts[k]
         if isinstance(p, Call) or (isinstance(p, Gen) and "pk_" in p.text):
-            return parts, ""
+            return parts, "", ""
         if isinstance(p, Token):
             if p.text in ("break", "return", "goto") or p.text in bound_names:
-                return parts, ""
+                return parts, "", ""
             depth += p.text == "{"
             depth -= p.text == "}"
             if p.text in (var.text, *values) and not _read_only(parts, k):
-                return parts, ""  # i, or a scalar parameter carried between iterations
+                return parts, "", ""  # i, or a scalar parameter carried between iterations
             if p.kind == "id" and p.text in written and not _at_index(parts, k, var.text):
-                return parts, ""  # y[i - 1] may be another iteration's element
+                return parts, "", ""  # y[i - 1] may be another iteration's element
         k += 1
     if depth or _sig(parts, k) != end:
-        return parts, ""  # more than the loop in the kernel
+        return parts, "", ""  # more than the loop in the kernel
     text = "".join(bound).strip()
-    user_bound = [p for p in parts[b0:b1] if not (isinstance(p, Token) and p.kind == "ws")]
-    # With PK_F: the loop's body once, for i = the item's index below BOUND; in a
-    # do-while(0), so that a `continue` still ends the iteration.
-    once = [Gen("if (PK_F) { "), *parts[init:init_end + 1], Gen(f" if ({var.text} < ("),
-            *user_bound, Gen(")) do "), *parts[open_:k], Gen(" while (0); } else ")]
+    # With PK_F: the loop's body once, for i = the item's index; in a do-while(0), so
+    # that a `continue` still ends the iteration. No `i < BOUND` test: the launch runs
+    # BOUND items, and only where each index fits i's type (pk_fits), so every item's i
+    # is below BOUND. A test per item made the item loop's store conditional, and g++
+    # did not vectorise it in the parallel group loop (docs/cpu.md).
+    once = [Gen("if (PK_F) { "), *parts[init:init_end + 1], Gen(" do "), *parts[open_:k],
+            Gen(" while (0); } else ")]
     new = [*parts[:for_], *once, *parts[for_:]]
-    return new, text
+    return new, text, parts[init].text
 
 
 def _at_index(parts: list, k: int, var: str) -> bool:
@@ -260,9 +266,9 @@ def native_shapes(body: list, params: list, ndim: int, type_names: dict[str, str
     if ndim != 1:
         return body, NativeShapes()
     try:
-        body, bound = _grid_stride(body, params)
+        body, bound, index = _grid_stride(body, params)
     except IndexError:  # the kernel ends before the pattern does
-        bound = ""
+        bound, index = "", ""
 
     body, wide = _widen(body, type_names)
-    return body, NativeShapes(wide, bound)
+    return body, NativeShapes(wide, bound, type_names.get(index, index) if bound else "")
