@@ -35,6 +35,11 @@ TYPE_DTYPES: dict[str, np.dtype] = {
         ("uint16_t", np.uint16),
         ("uint32_t", np.uint32),
         ("uint64_t", np.uint64),
+        # OpenCL's short names (C's char and short): the same dtypes as the fixed-width ones.
+        ("char", np.int8),
+        ("uchar", np.uint8),
+        ("short", np.int16),
+        ("ushort", np.uint16),
         # Complex numbers (docs/language.md "Complex numbers"): {re, im} pairs, NumPy's layout.
         ("cfloat", np.complex64),
         ("cdouble", np.complex128),

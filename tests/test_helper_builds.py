@@ -9,6 +9,7 @@ compilers' checks (NVRTC or nvcc to PTX, clang's Metal check) where they are ins
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -340,3 +341,37 @@ def test_the_cuda_renderings_compile_to_ptx_with_nvcc(debug: bool) -> None:
     for source in (POINTS, GROUPREDUCE, ARRAY_PARAMETER, LAUNCH_SIZED, ROWS):
         r = pk.kernel(source, debug=debug).rendered("cuda", {}, 1)
         assert ".entry" in cuda_module.compile_cuda_ptx(r.source, compiler="nvcc")
+
+
+# -- OpenCL's short unsigned type names on every target ------------------------------------
+# C++ has only some of them (glibc's <sys/types.h> has no uchar) and NVRTC lacks uchar and
+# ushort: a kernel using one fell back from the native path to OpenCL, or failed in NVRTC.
+
+SHORT_NAMES = ("uchar", "ushort", "uint", "ulong")
+
+SOURCE = """
+{T} wrap({T} v) {{ return ({T})(v + 1); }}
+@kernel void widen(float* y, const {T}* x) {{
+    const long i = @index(Global, Linear);
+    {T} c = wrap(x[i]);
+    y[i] = (float)c;
+}}
+"""
+
+DTYPES = {"uchar": np.uint8, "ushort": np.uint16, "uint": np.uint32, "ulong": np.uint64}
+
+
+@pytest.mark.parametrize("name", SHORT_NAMES)
+def test_a_short_type_name_runs_on_every_path(path: Any, name: str) -> None:
+    k = pk.kernel(SOURCE.format(T=name))
+    x = np.array([0, 7, 41, np.iinfo(DTYPES[name]).max], DTYPES[name])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pk.NativeFallbackWarning)  # it builds as C++
+        path.run(k, np.zeros(4, np.float32), x, ndrange=4)
+    want = (x + np.array(1, DTYPES[name])).astype(np.float32)  # wraps like C
+    assert list(path.after[0]) == list(want)
+
+
+@pytest.mark.parametrize("name", SHORT_NAMES)
+def test_a_short_type_name_compiles_for_the_gpu_compilers(name: str) -> None:
+    compile_for_gpus(pk.kernel(SOURCE.format(T=name)))
