@@ -65,6 +65,20 @@ class ProgressBar:
 _MIN_SAMPLE = 0.005
 
 
+def _warmed(fns: Sequence[Callable[[], Any]], repeats: int, budget: float) -> tuple[int, int]:
+    """Run each function once (compiles, caches); return the calls per sample (at least
+    :data:`_MIN_SAMPLE` seconds of the fastest) and how many samples fit ``budget``
+    (``repeats``, or fewer but at least three, or ``repeats`` if less)."""
+    first = []
+    for fn in fns:
+        t = time.perf_counter()
+        fn()
+        first.append(time.perf_counter() - t)
+    calls = max(1, math.ceil(_MIN_SAMPLE / max(min(first), 1e-9)))
+    n = max(min(3, repeats), min(repeats, int(budget / max(calls * sum(first), 1e-9))))
+    return calls, n
+
+
 def interleaved(fns: Sequence[Callable[[], Any]], repeats: int,
                  budget: float) -> list[float]:
     """Median seconds per call of each function, sampled in alternation.
@@ -75,13 +89,7 @@ def interleaved(fns: Sequence[Callable[[], Any]], repeats: int,
     fewer (at least three, or ``repeats`` if less) when that would exceed ``budget``
     seconds.
     """
-    first = []
-    for fn in fns:
-        t = time.perf_counter()
-        fn()
-        first.append(time.perf_counter() - t)
-    calls = max(1, math.ceil(_MIN_SAMPLE / max(min(first), 1e-9)))
-    n = max(min(3, repeats), min(repeats, int(budget / max(calls * sum(first), 1e-9))))
+    calls, n = _warmed(fns, repeats, budget)
     times: list[list[float]] = [[] for _ in fns]
     for _ in range(n):
         for fn, out in zip(fns, times, strict=True):
@@ -109,13 +117,7 @@ def blocked(fns: Sequence[Callable[[], Any]], repeats: int, budget: float) -> li
     (two rounds, where there are four samples or more), so a change in the machine's load
     still falls on both sides. Samples and ``calls`` per sample as in :func:`interleaved`.
     """
-    first = []
-    for fn in fns:
-        t = time.perf_counter()
-        fn()
-        first.append(time.perf_counter() - t)
-    calls = max(1, math.ceil(_MIN_SAMPLE / max(min(first), 1e-9)))
-    n = max(min(3, repeats), min(repeats, int(budget / max(calls * sum(first), 1e-9))))
+    calls, n = _warmed(fns, repeats, budget)
     rounds = 2 if n >= 4 else 1
     times: list[list[float]] = [[] for _ in fns]
     for r in range(rounds):
