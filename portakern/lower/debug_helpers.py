@@ -41,7 +41,14 @@ less 15 and 14), so a report names the array, the element and the helper's line.
 a multi-dimensional ``@localmem`` array (``grid[r]``, ``&grid[r][c]``: :mod:`.debug_rows`)
 brings that array's shadows too (``owners`` of :func:`pass_extents`); its code is the flat
 one, which ``helper_local`` takes back to the array's dimension-0 code first, so its
-elements are the flat offsets.
+elements are the flat offsets. The call itself marks nothing for an argument ``&s[e]`` whose
+helper gets ``s``'s shadows (:class:`.initcheck.HandedOn`): the helper's accesses count.
+
+A helper's own private arrays are places as the kernel's are
+(:func:`.debug_helper_private.private_places`): passed on, and pointed into (``float* p =
+acc + 1;``). A multi-dimensional array passed whole, or a parameter declared ``b[][4]``, is
+its flat place (:class:`.debug_helper_parts.Whole`), whose subscripts
+:mod:`.debug_helper_arrays` checks; a moved pointer parameter is :mod:`.debug_helper_moves`'s.
 """
 
 from __future__ import annotations
