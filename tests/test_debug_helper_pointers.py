@@ -121,6 +121,40 @@ def test_a_helper_writing_a_neighbours_element_through_its_address_races(path: A
     assert line_of(source, "t[0] = v") in (err.lineno, err.other_lineno)
 
 
+ATOMIC = """
+void bump(int* h) {
+    @atomic_add(h, 1);
+}
+@kernel void helper_atomic(int* out, const int* x, const int zero) {
+    const long i = @index(Global, Linear);
+    const long l = @index(Local, Linear);
+    @localmem int bins[4];
+    if (l < 4 && zero) {
+        bins[l] = 0;
+    }
+    @synchronize();
+    bump(&bins[x[i] % 4]);
+    @synchronize();
+    if (l < 4) {
+        out[l] = bins[l];
+    }
+}
+"""
+
+
+def test_an_atomic_through_a_handed_pointer_is_not_seen(path: Any) -> None:
+    """The documented limit: the helper's ``@atomic_add(h, 1)`` is no subscript, so the
+    element it counts into is as written as the group left it."""
+    k = pk.kernel(ATOMIC, debug=True)
+    x = np.arange(8, dtype=np.int32)
+    out, = path.run(k, np.zeros(4, np.int32), x, np.int32(1), ndrange=8, workgroupsize=8)[:1]
+    assert list(out) == [2, 2, 2, 2]
+    with pytest.raises(pk.KernelFaultError) as info:
+        path.run(k, np.zeros(4, np.int32), x, np.int32(0), ndrange=8, workgroupsize=8)
+    assert info.value.parameter == "bins"
+    assert info.value.lineno == line_of(ATOMIC, "out[l] = bins[l]")
+
+
 PRIVATE_VIEW = """
 float at(const float* a, long k) {
     return a[k];
@@ -265,3 +299,44 @@ def test_an_array_of_arrays_parameter_renders_unchanged_without_debug_mode() -> 
     for target in ("c", "opencl", "cuda", "metal"):
         assert "return b[r][c];" in pk.kernel(source).render(target)
         assert "return b[r][c];" not in pk.kernel(source, debug=True).render(target)
+
+
+THREE = """
+#define C 3
+float at3(const float b[][2][C], long p, long r, long c) {
+    return b[p][r][c];
+}
+float mid(long p, long r, long c) {
+    float g[2][2][C];
+    for (int a = 0; a < 2; a++) {
+        for (int d = 0; d < 2; d++) {
+            for (int e = 0; e < C; e++) {
+                g[a][d][e] = 100 * a + 10 * d + e;
+            }
+        }
+    }
+    return at3(g, p, r, c);
+}
+@kernel void helper_three(float* y, const long p, const long r, const long c) {
+    const long i = @index(Global, Linear);
+    y[i] = mid(p, r, c);
+}
+"""
+
+
+@pytest.mark.parametrize("args, fault", [
+    ((0, 2, 0), ("b", 2, 2, 1)), ((0, 0, 3), ("b", 3, 3, 2)), ((2, 0, 0), ("g", 12, 12, None))])
+def test_a_helpers_three_dimensional_private_array_passed_whole(path: Any, args: tuple,
+                                                                fault: tuple) -> None:
+    """Each inner size of ``b[][2][C]`` (a macro) is checked, and the whole element against
+    the helper ``mid``'s own array ``g``, passed whole."""
+    k = pk.kernel(THREE, debug=True)
+    y, = path.run(k, np.zeros(4, np.float32), np.int64(1), np.int64(1), np.int64(2),
+                  ndrange=4)[:1]
+    assert list(y) == [112.0] * 4
+    with pytest.raises(pk.KernelFaultError) as info:
+        path.run(k, np.zeros(4, np.float32), *(np.int64(a) for a in args), ndrange=4)
+    err = info.value
+    assert (err.parameter, err.index, err.extent, err.dimension) == fault
+    assert err.lineno == line_of(THREE, "return b[p][r][c]")
+    assert ("helper 'at3'" if fault[0] == "b" else "in helper 'mid'") in str(err)
