@@ -340,3 +340,44 @@ def test_a_helpers_three_dimensional_private_array_passed_whole(path: Any, args:
     assert (err.parameter, err.index, err.extent, err.dimension) == fault
     assert err.lineno == line_of(THREE, "return b[p][r][c]")
     assert ("helper 'at3'" if fault[0] == "b" else "in helper 'mid'") in str(err)
+
+
+COPIES = """
+float f(const float* a, long k) {
+    float acc[4];
+    for (int j = 0; j < 4; j++) {
+        acc[j] = a[0] + j;
+    }
+    return acc[k];
+}
+float g(long k) {
+    float other[4];
+    for (int j = 0; j < 4; j++) {
+        other[j] = j;
+    }
+    return other[k % 4];
+}
+@kernel void helper_copies(float* y, const float* x, const long k) {
+    const long i = @index(Global, Linear);
+    const long l = @index(Local, Linear);
+    @localmem float t[4];
+    t[l] = x[i];
+    @synchronize();
+    y[i] = f(x + i, 0) + f(t + l, k) + g(0);
+}
+"""
+
+
+def test_a_private_array_of_a_helper_copied_per_address_space_is_named(path: Any) -> None:
+    """On OpenCL ``f`` has a copy for global and one for local pointers; both name ``acc``
+    (the copies once shifted the codes, and the report named ``other`` in ``g``)."""
+    k = pk.kernel(COPIES, debug=True)
+    x = np.arange(4, dtype=np.float32)
+    y, = path.run(k, np.zeros(4, np.float32), x, np.int64(1), ndrange=4,
+                  workgroupsize=4)[:1]
+    assert list(y) == list(2 * x + 1)
+    with pytest.raises(pk.KernelFaultError) as info:
+        path.run(k, np.zeros(4, np.float32), x, np.int64(4), ndrange=4, workgroupsize=4)
+    err = info.value
+    assert (err.parameter, err.index, err.extent) == ("acc", 4, 4)
+    assert "in helper 'f'" in str(err)
