@@ -78,7 +78,8 @@ def new_record(params: list, shapes: dict[int, tuple[int, ...]]) -> np.ndarray:
 def check(record: np.ndarray, kernel: str, params: list, ndim: int, filename: str,
           source: str, localmem: Sequence[str] = (), private: Sequence[str] = (),
           workgroup: tuple[int, ...] | None = None,
-          helper_private: Sequence[tuple[str, str]] = ()) -> None:
+          helper_private: Sequence[tuple[str, str]] = (),
+          helper_params: Sequence[tuple[str, str]] = ()) -> None:
     """Raise :class:`KernelFaultError` if ``record`` (read back after a launch) holds a fault.
 
     ``localmem`` names the kernel's ``@localmem`` arrays in order (a negative argument
@@ -86,7 +87,9 @@ def check(record: np.ndarray, kernel: str, params: list, ndim: int, filename: st
     ``private`` its checked private arrays (``k`` counts on past the ``@localmem`` ones);
     ``workgroup`` is the launch's, per ndrange axis (a race names the other work-item by
     its local index in the record); ``helper_private`` the private arrays of the helper
-    functions, ``(helper, array)`` (:func:`~portakern.lower.debug_helper_private.helper_privates`).
+    functions, ``(helper, array)`` (:func:`~portakern.lower.debug_helper_private.helper_privates`),
+    ``helper_params`` their parameters declared as arrays of arrays, ``(helper, parameter)``
+    (:func:`~portakern.lower.debug_helper_arrays.helper_array_params`).
     """
     if not int(record[0]):
         return
@@ -98,12 +101,23 @@ def check(record: np.ndarray, kernel: str, params: list, ndim: int, filename: st
         work_item = item
     lines = source.split("\n")
     text = lines[line - 1] if 0 < line <= len(lines) else None
+    from ..lower.debug_helper_arrays import PARAM_FIRST
     from ..lower.debug_helper_private import PRIVATE_FIRST  # here: only a fault reads them
     from ..lower.subscripts import ND_CODE
 
+    if argument <= -1 - 16 * PARAM_FIRST and helper_params:  # a helper's b[][4] parameter
+        j, dimension = divmod(-1 - argument - 16 * PARAM_FIRST, 16)
+        fn, name = helper_params[j] if j < len(helper_params) else ("?", f"#{j}")
+        raise _param_fault(kernel, fn, name, dimension, index, extent, work_item, filename,
+                           line, text)
     if argument <= -1 - 16 * PRIVATE_FIRST and helper_private:  # a helper's private array
         j, dimension = divmod(-1 - argument - 16 * PRIVATE_FIRST, 16)
         fn, name = helper_private[j] if j < len(helper_private) else ("?", f"#{j}")
+        from ..lower.debug_rows import FLAT_DIMENSION
+
+        if dimension == FLAT_DIMENSION:  # through a pointer into it, or passed whole
+            raise _flat_fault(kernel, "private", name, index, extent, work_item, filename,
+                              line, text, f" (in helper {fn!r})")
         raise _private_fault(kernel, name, f" (in helper {fn!r})", dimension, index, extent,
                              work_item, filename, line, text)
     if argument <= ND_CODE:  # an axis of an N-d array parameter
@@ -168,14 +182,14 @@ def check(record: np.ndarray, kernel: str, params: list, ndim: int, filename: st
 
 def _flat_fault(kernel: str, kind: str, name: str, index: int, extent: int,
                 work_item: tuple[int, ...] | None, filename: str, line: int,
-                text: str | None) -> KernelFaultError:
+                text: str | None, where: str = "") -> KernelFaultError:
     """The fault of an access through a pointer into a multi-dimensional array
     (:mod:`portakern.lower.debug_rows`): ``index`` and ``extent`` are flat, row-major."""
     valid = f"valid 0 to {extent - 1}" if extent > 0 else "it is empty"
     item = (f"work-item {work_item}" if work_item is not None
             else "the code that runs once per workgroup")
     message = (f"kernel {kernel!r}: out-of-bounds access through a pointer into {kind} array "
-               f"{name!r} at {filename}:{line}: flat element {index} (row-major) of its "
+               f"{name!r}{where} at {filename}:{line}: flat element {index} (row-major) of its "
                f"{extent} ({valid}; a pointer into a row may range over the whole array); "
                f"{item} faulted first. The access went to element 0 of {name!r} instead "
                f"(no memory outside the arrays was touched)")
@@ -183,6 +197,24 @@ def _flat_fault(kernel: str, kind: str, name: str, index: int, extent: int,
         message += f"\n    {line} | {text.strip()}"
     return KernelFaultError(kernel, name, None, index, extent, work_item, filename, line,
                             text, None, message=message)
+
+
+def _param_fault(kernel: str, fn: str, name: str, dimension: int, index: int, extent: int,
+                 work_item: tuple[int, ...] | None, filename: str, line: int,
+                 text: str | None) -> KernelFaultError:
+    """The fault of a subscript past an inner size of a helper's parameter declared as an
+    array of arrays (``b[][4]``, :mod:`portakern.lower.debug_helper_arrays`)."""
+    item = (f"work-item {work_item}" if work_item is not None
+            else "the code that runs once per workgroup")
+    message = (f"kernel {kernel!r}: out-of-bounds subscript {index} of dimension {dimension} "
+               f"of parameter {name!r} of helper {fn!r} at {filename}:{line}: that dimension "
+               f"has {extent} element{'' if extent == 1 else 's'} (valid indices 0 to "
+               f"{extent - 1}); {item} faulted first. The access went to index 0 of that "
+               f"dimension instead (no memory outside the arrays was touched)")
+    if text is not None:
+        message += f"\n    {line} | {text.strip()}"
+    return KernelFaultError(kernel, name, None, index, extent, work_item, filename, line,
+                            text, dimension, message=message)
 
 
 def _race(record: np.ndarray, kernel: str, name: str, index: int, extent: int,
@@ -252,15 +284,21 @@ def launch_checked(backend: Any, kernel: Any, kdef: Any, compiled: Any, launch_a
     record = np.asarray(backend.to_host(array))
     private: list[str] = []
     in_helpers: list[tuple[str, str]] = []
+    params: list[tuple[str, str]] = []
     if int(record[0]) and int(record[1]) < 0:
         from ..lower.debug_helpers import helper_private_arrays
         from ..syntax.macros import expand_macros
 
         module = kernel.parsed(backend.target)[0]
         private = list(debug_targets(kdef, module)[1])
-        in_helpers = [(f, n) for f, n, _ in helper_private_arrays(expand_macros(module.helpers))]
+        from ..lower.debug_helper_arrays import helper_array_params
+
+        helpers = expand_macros(module.helpers)
+        in_helpers = [(f, n) for f, n, _ in helper_private_arrays(helpers)]
+        params = helper_array_params(helpers)
     check(record, kdef.name, kdef.params, len(sizes), template.filename, template.source,
-          localmem_names(kdef), private, tuple(local_size)[:len(sizes)][::-1], in_helpers)
+          localmem_names(kdef), private, tuple(local_size)[:len(sizes)][::-1], in_helpers,
+          params)
 
 
 def _private_fault(kernel: str, name: str, where: str, dimension: int, index: int,

@@ -17,7 +17,7 @@ import re
 
 from ..syntax.language import Token
 
-__all__ = ["PRIVATE_FIRST", "check_private_in", "helper_privates"]
+__all__ = ["PRIVATE_FIRST", "check_private_in", "helper_privates", "private_places"]
 
 #: The array number of the first helper private array in a fault code (past any kernel's
 #: ``@localmem`` and private arrays, and below the N-d parameter codes).
@@ -45,9 +45,42 @@ def helper_privates(parts: list, definitions: list[tuple[str, list[str], list]]
                     ) -> list[tuple[str, str, list[list]]]:
     """``(helper, array, sizes)`` of each checked private array of the helpers in
     ``parts`` (the source's helper code, macros expanded), in source order; ``definitions``
-    gives each helper function's name, parameter names and body."""
-    return [(fn, n, d) for fn, params, body in definitions
-            for n, d in _privates(parts, body, params).items()]
+    gives each helper function's name, parameter names and body. The copies of a helper
+    for other address spaces (``dot_pk_gl``) share the source helper's entries."""
+    from .debug_helper_arrays import base_name
+
+    out: list[tuple[str, str, list[list]]] = []
+    for fn, params, body in definitions:
+        for n, d in _privates(parts, body, params).items():
+            if not any(f == base_name(fn) and m == n for f, m, _ in out):
+                out.append((base_name(fn), n, d))
+    return out
+
+
+def _number(fn: str, name: str, order: list[tuple[str, str, list[list]]]) -> int:
+    from .debug_helper_arrays import base_name
+
+    return next(k for k, (f, n, _) in enumerate(order) if f == base_name(fn) and n == name)
+
+
+def private_places(parts: list, fn: str, body: list, params: list[str],
+                   order: list[tuple[str, str, list[list]]]) -> dict[str, tuple[tuple, bool]]:
+    """Where each checked private array of the helper ``fn`` is, for a call passing it (or
+    a pointer into it) on and for its pointer variables: ``{name: ((offset, extent,
+    code), multi-dimensional)}``; the extent is -1 when the record is null (a call from a
+    struct's method), so the callee checks nothing then. A multi-dimensional one is its
+    flat array (:mod:`.debug_rows`)."""
+    from ..syntax.parts import Gen
+    from .debug_rows import FLAT_DIMENSION, flat_size
+
+    out: dict[str, tuple[tuple, bool]] = {}
+    for name, dims in _privates(parts, body, params).items():
+        code = -1 - 16 * (PRIVATE_FIRST + _number(fn, name, order))
+        size = dims[0] if len(dims) == 1 else flat_size(dims)
+        extent = [Gen("(pk_dbg ? "), *size, Gen(" : -1)")]
+        out[name] = (("0", extent, str(code if len(dims) == 1 else code - FLAT_DIMENSION)),
+                     len(dims) > 1)
+    return out
 
 
 def check_private_in(parts: list, fn: str, body: list, params: list[str],
@@ -63,6 +96,6 @@ def check_private_in(parts: list, fn: str, body: list, params: list[str],
     out = body
     ids = [[Gen(f"pk_dbg_g{d}")] for d in range(3)]
     for name, dims in mine.items():
-        j = next(k for k, (f, n, _) in enumerate(order) if f == fn and n == name)
-        out = check_private(out, {name: dims}, PRIVATE_FIRST + j, 1, ids=ids)
+        out = check_private(out, {name: dims}, PRIVATE_FIRST + _number(fn, name, order), 1,
+                            ids=ids)
     return out

@@ -41,17 +41,30 @@ less 15 and 14), so a report names the array, the element and the helper's line.
 a multi-dimensional ``@localmem`` array (``grid[r]``, ``&grid[r][c]``: :mod:`.debug_rows`)
 brings that array's shadows too (``owners`` of :func:`pass_extents`); its code is the flat
 one, which ``helper_local`` takes back to the array's dimension-0 code first, so its
-elements are the flat offsets.
+elements are the flat offsets. The call itself marks nothing for an argument ``&s[e]`` whose
+helper gets ``s``'s shadows (:class:`.initcheck.HandedOn`): the helper's accesses count.
+
+A helper's own private arrays are places as the kernel's are
+(:func:`.debug_helper_private.private_places`): passed on, and pointed into (``float* p =
+acc + 1;``). A multi-dimensional array passed whole, or a parameter declared ``b[][4]``, is
+its flat place (:class:`.debug_helper_parts.Whole`), whose subscripts
+:mod:`.debug_helper_arrays` checks; a moved pointer parameter is :mod:`.debug_helper_moves`'s.
 """
 
 from __future__ import annotations
 
-from ..syntax.function_values import NOT_FUNCTIONS, function_values
+from ..syntax.function_values import function_values
 from ..syntax.language import Token
 from ..syntax.parts import Call, Gen, item_step
 from ..syntax.parts import is_tok as _is_tok
 from ..syntax.parts import match_items as _match_items
 from ..syntax.parts import split_top as _split_top
+from .debug_helper_parts import BLANK as _BLANK
+from .debug_helper_parts import KINDS as _KINDS
+from .debug_helper_parts import Whole, access_kind_of, definitions, where
+from .debug_helper_parts import code_of as _code
+from .debug_helper_parts import skip as _next
+from .debug_helper_parts import tok as _tok
 
 __all__ = ["HELPER_CODE", "check_helpers", "helper_pointers", "helper_private_arrays",
            "pass_extents"]
@@ -60,22 +73,6 @@ __all__ = ["HELPER_CODE", "check_helpers", "helper_pointers", "helper_private_ar
 #: ``HELPER_CODE + k`` (the launcher then says where the access went instead).
 HELPER_CODE = 1 << 20
 
-_BLANK = ("ws", "comment")
-
-
-def _tok(it: object) -> Token | None:
-    return it if isinstance(it, Token) else None
-
-
-def _code(items: list) -> list:
-    return [it for it in items if not (isinstance(it, Token) and it.kind in _BLANK)
-            and not (isinstance(it, Gen) and not it.text.strip())]
-
-
-def _next(parts: list, k: int) -> int:
-    while k < len(parts) and isinstance(parts[k], Token) and parts[k].kind in _BLANK:
-        k += 1
-    return k
 
 
 def _params_of(inner: list) -> list[tuple[str, bool]]:
@@ -96,41 +93,6 @@ def _params_of(inner: list) -> list[tuple[str, bool]]:
     return out
 
 
-def _definitions(parts: list) -> list[tuple[int, int, int, int]]:
-    """``(name, open, close, brace or -1)`` of each top-level function declaration."""
-    found = []
-    depth = 0
-    n = 0
-    while n < len(parts):
-        it = parts[n]
-        if isinstance(it, Token) and it.kind == "punct" and it.text in "([{":
-            if it.text == "(" and depth == 0:
-                k = n - 1
-                while k >= 0 and isinstance(parts[k], Token) and parts[k].kind in _BLANK:
-                    k -= 1
-                name = _tok(parts[k]) if k >= 0 else None
-                b = k - 1
-                while b >= 0 and isinstance(parts[b], Token) and parts[b].kind in _BLANK:
-                    b -= 1
-                # A declaration's name follows its type (not '=': `float k = f(2);`).
-                typed = b >= 0 and (
-                    (isinstance(parts[b], Token) and parts[b].kind == "id"
-                     and parts[b].text not in NOT_FUNCTIONS)
-                    or _is_tok(parts[b], "*", "&", ">") or isinstance(parts[b], (Gen, Call)))
-                close = _match_items(parts, n)
-                after = _next(parts, close + 1)
-                if name is not None and name.kind == "id" and name.text not in NOT_FUNCTIONS \
-                        and typed and after < len(parts) and _is_tok(parts[after], "{", ";"):
-                    found.append((k, n, close, after if _is_tok(parts[after], "{") else -1))
-                    n = close + 1
-                    continue
-            depth += 1
-        elif isinstance(it, Token) and it.kind == "punct" and it.text in ")]}":
-            depth -= 1
-        n += 1
-    return found
-
-
 def helper_pointers(parts: list) -> dict[str, list[tuple[str, bool]]]:
     """Each helper function that takes the hidden parameters: its parameters, ``(name,
     is pointer)``, by function name. Those are the helpers with a pointer parameter and
@@ -138,7 +100,7 @@ def helper_pointers(parts: list) -> dict[str, list[tuple[str, bool]]]:
     outside a kernel can still call them."""
     params: dict[str, list[tuple[str, bool]]] = {}
     calls: dict[str, set[str]] = {}
-    for name, open_at, close, brace in _definitions(parts):
+    for name, open_at, close, brace in definitions(parts):
         fn = parts[name].text
         params.setdefault(fn, _params_of(parts[open_at + 1:close]))
         if brace >= 0:
@@ -166,38 +128,7 @@ def helper_private_arrays(parts: list) -> list[tuple[str, str, list[list]]]:
     return helper_privates(parts, [
         (parts[name].text, [p for p, _ in _params_of(parts[open_at + 1:close])],
          parts[brace + 1:_match_items(parts, brace)])
-        for name, open_at, close, brace in _definitions(parts) if brace >= 0])
-
-
-#: The shadows a helper is passed for a pointer that is not into a ``@localmem`` array
-#: with initcheck's shadows: none.
-_NO_SHADOWS = (Gen("0, 0"),)
-
-
-def _shadows(entry: tuple) -> list:
-    """The shadow arguments of a ``known`` entry (its optional fourth item)."""
-    return list(entry[3]) if len(entry) > 3 else list(_NO_SHADOWS)
-
-
-def _where(arg: list, known: dict[str, tuple]) -> tuple[list, str, str, list]:
-    """``(offset parts, extent, code, shadow parts)`` of a pointer argument ``arg``."""
-    sig = _code(arg)
-    head = _tok(sig[0]) if sig else None
-    if head is not None and head.kind == "id" and head.text in known:
-        off, extent, code = known[head.text][:3]
-        if len(sig) == 1:
-            return [Gen(off)], extent, code, _shadows(known[head.text])
-        if len(sig) > 2 and _is_tok(sig[1], "+", "-") \
-                and not any(_is_tok(t, ",", "?", ":", "=", "<", ">", "==", "!=", "&&", "||",
-                                    "<<", ">>", "&", "|", "^") for t in sig[2:]):
-            return [Gen(f"{off} {sig[1].text} ("), *arg[arg.index(sig[1]) + 1:], Gen(")")], \
-                extent, code, _shadows(known[head.text])
-    if len(sig) > 3 and _is_tok(sig[0], "&") and isinstance(sig[1], Token) \
-            and sig[1].text in known and _is_tok(sig[2], "[") and _is_tok(sig[-1], "]") \
-            and _match_items(sig, 2) == len(sig) - 1:
-        off, extent, code = known[sig[1].text][:3]
-        return [Gen(f"{off} + ("), *sig[3:-1], Gen(")")], extent, code, _shadows(known[sig[1].text])
-    return [Gen("0")], "-1", "0", list(_NO_SHADOWS)
+        for name, open_at, close, brace in definitions(parts) if brace >= 0])
 
 
 def _hidden_args(args: list[list], params: list[tuple[str, bool]], ids: list[list],
@@ -208,13 +139,34 @@ def _hidden_args(args: list[list], params: list[tuple[str, bool]], ids: list[lis
     out.append(context)  # renders with its own leading comma, or as nothing
     for (_, pointer), arg in zip(params, args, strict=False):
         if pointer:
-            off, extent, code, shadows = _where(arg, known)
+            off, extent, code, shadows = where(arg, known)
             if isinstance(extent, list):  # a @localmem or private array's size
                 out += [Gen(", "), *off, Gen(", "), *extent, Gen(f", {code}")]
             else:
                 out += [Gen(", "), *off, Gen(f", {extent}, {code}")]
             out += [Gen(", "), *shadows]
     return out
+
+
+def _handed_on(inner: list, args: list[list], params: list[tuple[str, bool]],
+               known: dict[str, tuple]) -> list:
+    """A call's arguments ``inner`` with the ``&`` of each pointer argument ``&s[e]`` whose
+    array the helper is given shadows of a :class:`~.initcheck.HandedOn`: the call marks
+    nothing there, the helper's own accesses are initchecked and racechecked."""
+    amps = set()
+    for (_, pointer), arg in zip(params, args, strict=False):
+        sig = _code(arg)
+        if pointer and len(sig) > 3 and _is_tok(sig[0], "&") and isinstance(sig[1], Token) \
+                and sig[1].text in known and len(known[sig[1].text]) > 3 \
+                and not isinstance(known[sig[1].text], Whole) \
+                and _is_tok(sig[2], "[") and _match_items(sig, 2) == len(sig) - 1:
+            amps.add(id(sig[0]))
+    if not amps:
+        return inner
+    from .initcheck import HandedOn
+
+    return [HandedOn(it.kind, it.text, it.line, it.col) if id(it) in amps else it
+            for it in inner]
 
 
 def _rewrite_calls(parts: list, helpers: dict[str, list[tuple[str, bool]]],
@@ -251,6 +203,7 @@ def _rewrite_calls(parts: list, helpers: dict[str, list[tuple[str, bool]]],
                     args = []
                 hidden = _hidden_args(args, helpers[t.text], ids_of(t.line, depth >= 0), known,
                                       record, context_of(depth >= 0))
+                inner = _handed_on(inner, args, helpers[t.text], known)
                 out += parts[n:j + 1] + inner + ([Gen(", ")] if args else []) + hidden
                 out.append(parts[close])
                 n = close + 1
@@ -288,6 +241,9 @@ def pass_extents(parts: list, helpers: dict[str, list[tuple[str, bool]]],
         owner = (owners or {}).get(name, name)
         if owner in shadowed:
             known[name] += ((Call("helper_shadows", (owner, shadowed[owner]), 0),),)
+    for first, owner in (owners or {}).items():  # a multi-dimensional array passed whole
+        if first in known and owner not in known:
+            known[owner] = Whole(known[first])
     for view, origin in views.items():
         if origin in known:
             known[view] = (f"({view} - {origin})", *known[origin][1:])
@@ -300,17 +256,11 @@ def pass_extents(parts: list, helpers: dict[str, list[tuple[str, bool]]],
     return _rewrite_calls(parts, helpers, known, ids_of, inside, context_of=context_of)
 
 
-#: ``helper_local``'s ``kind`` for each of :func:`.initcheck.access_kind`'s answers.
-_KINDS = {"read": 0, "write": 1, "update": 2, "atomic": 3, "mark": 4}
-
-
 def _check_body(body: list, known: dict[str, tuple[str, str, str]],
                 slots: dict[str, int]) -> list:
     """A helper body with each subscript of a pointer parameter in ``known`` (its offset,
     extent and fault code) checked, and tracked (``helper_local``: initcheck and racecheck
     where the kernel passed the pointer's shadows; ``slots`` gives each pointer's position)."""
-    from .initcheck import access_kind
-
     ids = [[Gen(f"pk_dbg_g{d}")] for d in range(3)]
     out: list = []
     n = 0
@@ -328,9 +278,11 @@ def _check_body(body: list, known: dict[str, tuple[str, str, str]],
                 access = [it, body[j], Gen(f"{extent} < 0 ? ("), *inner, Gen(") : "),
                           Call("checked_local", (index, extent, code, t.line, *ids), t.line),
                           Gen(f" - {off}"), body[close]]
-                stepped = _stepped(out, body, close)
-                kind = _KINDS[access_kind(*stepped) if stepped else
-                              access_kind(out, body, close + 1)]
+                kind = access_kind_of(out, body, close)
+                if kind == _KINDS["mark"] and _handed(prev):  # the callee checks its accesses
+                    out += access
+                    n = close + 1
+                    continue
                 out.append(Call("helper_local", (kind, access, f"({t.text} - ({off}))",
                                                  slots[t.text], t.line), t.line))
                 n = close + 1
@@ -340,108 +292,10 @@ def _check_body(body: list, known: dict[str, tuple[str, str, str]],
     return out
 
 
-def _stepped(out: list, body: list, close: int) -> tuple[list, list, int] | None:
-    """For the element of ``*(p++, &p[-1])`` (:func:`_step_derefs`) whose subscript closes at
-    ``body[close]``: the code before the ``*``, and the body and index after the ``)``, so
-    the access is told apart (read, write, update) as ``*p++`` itself."""
-    code = _code(out)
-    if len(code) < 6 or not _is_tok(code[-1], "&") or not _is_tok(code[-2], ",") \
-            or not _is_tok(code[-5], "(") or not _is_tok(code[-6], "*"):
-        return None
-    k = _next(body, close + 1)
-    if k >= len(body) or not _is_tok(body[k], ")"):
-        return None
-    star = max(i for i, o in enumerate(out) if o is code[-6])
-    return out[:star], body, k + 1
+def _handed(prev: object) -> bool:
+    from .initcheck import HandedOn
 
-
-def _moves(body: list, name: str, fn: str, filename: str) -> bool:
-    """Whether the helper ``fn`` moves its pointer parameter ``name`` (``a++``, ``a += k``,
-    ``a = a + k``, ``a = &a[k]``): its offset is then tracked. Pointing it at another
-    array (``a = b``) is a :class:`~portakern.errors.KernelSyntaxError` in debug mode."""
-    sig = _code(body)
-    moved = False
-    for k, t in enumerate(sig):
-        if not (isinstance(t, Token) and t.kind == "id" and t.text == name):
-            continue
-        before = sig[k - 1] if k else None
-        after = sig[k + 1] if k + 1 < len(sig) else None
-        if _is_tok(before, ".", "->", "::"):
-            continue
-        if _is_tok(after, "++", "--"):
-            if k + 2 < len(sig) and _is_tok(sig[k + 2], "["):
-                _refuse(fn, name, t, filename, f"subscripts '{name}{sig[k + 1].text}[...]'",
-                        f"write '{name}[k]' and move '{name}' in a statement of its own")
-            moved = True
-        elif _is_tok(before, "++", "--") or _is_tok(after, "+=", "-="):
-            moved = True
-        elif _is_tok(after, "=") and not _is_tok(before, "*"):
-            rhs = []
-            depth = 0
-            for it in sig[k + 2:]:
-                if _is_tok(it, "(", "[", "{"):
-                    depth += 1
-                elif _is_tok(it, ")", "]", "}"):
-                    depth -= 1
-                if depth < 0 or (depth == 0 and _is_tok(it, ";", ",")):
-                    break
-                rhs.append(it)
-            if _where(rhs, {name: ("0", "0", "0")})[1] != "0":
-                _refuse(fn, name, t, filename, "points it at another array",
-                        f"index the other array directly, or give it a pointer variable of "
-                        f"its own (const float* q = ...;) and leave '{name}' as passed")
-            moved = True
-    return moved
-
-
-def _refuse(fn: str, name: str, at: Token, filename: str, what: str, instead: str) -> None:
-    from ..errors import KernelSyntaxError
-
-    raise KernelSyntaxError(
-        f"debug mode: helper {fn!r} {what} with its pointer parameter {name!r}, which debug "
-        f"mode checks only while it stays in the array it was passed (moved by {name}++, "
-        f"{name} += k, {name} = {name} + k) or as a pointer variable declared from it; "
-        f"{instead}", filename, at.line, at.col)
-
-
-def _step_derefs(body: list, pointers: set[str]) -> list:
-    """``*p++`` as ``*(p++, &p[-1])`` (and ``*p--``, ``*++p``, ``*--p`` alike), so the
-    element's subscript is checked once ``p`` has moved."""
-    from ..syntax.parts import is_unary
-    from .debug_views import after_header
-
-    out: list = []
-    n = 0
-    while n < len(body):
-        it = body[n]
-        prev = next((o for o in reversed(_code(out))), None)
-        if _is_tok(it, "*") and (prev is None or is_unary([prev, it], 1)
-                                 or after_header(_code(out))):
-            j = _next(body, n + 1)
-            k = _next(body, j + 1)
-            p = op = None
-            if j < len(body) and k < len(body) and isinstance(body[j], Token) \
-                    and body[j].text in pointers and _is_tok(body[k], "++", "--"):
-                p, op, post = body[j], body[k], True
-            elif j < len(body) and k < len(body) and _is_tok(body[j], "++", "--") \
-                    and isinstance(body[k], Token) and body[k].text in pointers:
-                p, op, post = body[k], body[j], False
-            if p is not None and op is not None:
-                nxt = _next(body, k + 1)
-                if not (nxt < len(body) and _is_tok(body[nxt], "[", "(", ".", "->")):
-                    def tk(text: str, kind: str = "punct", at: Token = p) -> Token:
-                        return Token(kind, text, at.line, at.col)
-
-                    step = [p, op] if post else [op, p]
-                    back = ([tk("-"), tk("1", "num")] if op.text == "++" else [tk("1", "num")]) \
-                        if post else [tk("0", "num")]
-                    out += [it, tk("("), *step, tk(","), tk("&"), p, tk("["), *back, tk("]"),
-                            tk(")")]
-                    n = k + 1
-                    continue
-        out.append(it)
-        n += 1
-    return out
+    return isinstance(prev, HandedOn)
 
 
 def check_helpers(parts: list, filename: str = "<kernel>") -> list:
@@ -452,9 +306,12 @@ def check_helpers(parts: list, filename: str = "<kernel>") -> list:
         return parts
     _no_function_pointers(parts, helpers, filename)
     privates = helper_private_arrays(parts)
+    from .debug_helper_arrays import helper_array_params
+
+    order = helper_array_params(parts)
     out: list = []
     last = 0
-    for name, open_at, close, brace in _definitions(parts):
+    for name, open_at, close, brace in definitions(parts):
         if parts[name].text not in helpers:
             continue
         params = _params_of(parts[open_at + 1:close])
@@ -462,8 +319,13 @@ def check_helpers(parts: list, filename: str = "<kernel>") -> list:
         end = _match_items(parts, brace) if brace >= 0 else close
         body = parts[brace + 1:end] if brace >= 0 else []
         fn = parts[name].text
-        checked = {p: k for k, (p, ptr) in enumerate(params) if ptr and p}
-        moved = {p for p in checked if _moves(body, p, fn, filename)}
+        from .debug_helper_arrays import grid_params
+        from .debug_helper_moves import moves, step_derefs
+
+        # b[][4]: checked by debug_helper_arrays (grids), or not at all; never as a[i].
+        grids, whole = grid_params(parts, parts[open_at + 1:close], body, fn, params, order)
+        checked = {p: k for k, (p, ptr) in enumerate(params) if ptr and p and p not in whole}
+        moved = {p for p in checked if moves(body, p, fn, filename)}
         inner = parts[open_at + 1:close]
         if params:
             inner = [*inner, Gen(", ")]
@@ -479,22 +341,31 @@ def check_helpers(parts: list, filename: str = "<kernel>") -> list:
                      f"pk_dbg_{k}_o", f"pk_dbg_{k}_n", f"pk_dbg_{k}_c",
                      (Gen(f"pk_dbg_{k}_w, pk_dbg_{k}_r"),))
                  for p, k in checked.items()}
+        known.update({p: Whole(e) for p, e in whole.items() if e is not None})
+        from .debug_helper_private import check_private_in, private_places
         from .debug_views import rewrite_views, views_of  # *(a + i) and *a: a[i] and a[0]
 
+        # Its own private arrays: passed on, and pointed into, as the kernel's are.
+        mine = private_places(parts, fn, body, [p for p, _ in params], privates)
+        known.update({n: Whole(e) if multi else e for n, (e, multi) in mine.items()})
+        flat = {n for n, (_, multi) in mine.items() if not multi}
         sig = [t for t in body if isinstance(t, Token) and t.kind not in _BLANK]
-        seen = views_of(sig, set(checked), {p for p, _ in params})
+        seen = views_of(sig, set(checked) | flat, {p for p, _ in params})
         for view, origin in seen.items():
             off = known[origin][0]
             known[view] = (f"({off} + ({view} - {origin}))", *known[origin][1:])
-        body = _step_derefs(body, set(checked) | set(seen))
-        body = rewrite_views(body, set(checked), seen)
-        rewritten = _rewrite_calls(
-            _check_body(body, {p: known[p][:3] for p in checked}, checked), helpers, known,
-            lambda line, inside: [[Gen(f"pk_dbg_g{d}")] for d in range(3)], True,
-            context_of=lambda inside: Call("helper_context", ("helper", True), 0))
-        from .debug_helper_private import check_private_in
-
+        body = step_derefs(body, set(checked) | set(seen))
+        body = rewrite_views(body, set(checked) | flat, seen)
+        ids = [[Gen(f"pk_dbg_g{d}")] for d in range(3)]
+        # The calls first: an argument &a[k] passes a's place on (then a[k] is checked).
+        rewritten = _rewrite_calls(body, helpers, known, lambda line, inside, ids=ids: ids, True,
+                                   context_of=lambda inside: Call("helper_context",
+                                                                  ("helper", True), 0))
         rewritten = check_private_in(parts, fn, rewritten, [p for p, _ in params], privates)
+        rewritten = _check_body(rewritten, {p: known[p][:3] for p in checked}, checked)
+        from .debug_helper_arrays import check_array_params
+
+        rewritten = check_array_params(rewritten, grids, ids)
         origins = [Call("debug_origin", (p, checked[p]), parts[name].line) for p in moved]
         out += parts[close:brace + 1] + origins + rewritten + [parts[end]]
         last = end + 1

@@ -20,7 +20,9 @@ each access of the array (already bounds-checked by
 * an atomic on the element (``@atomic_add(&s[i], 1)``) checks it, then marks it;
 * anything else (``&s[i]``, a call's argument, which may be a reference, the
   initializer of a reference ``T& r = s[i];``, ``s[i].x``) marks the element written
-  and checks nothing, so the check never reports what may have been written.
+  and checks nothing, so the check never reports what may have been written; but
+  ``&s[i]`` given to a helper that is passed ``s``'s shadows (:class:`HandedOn`) marks
+  nothing: the helper's own accesses are what counts.
 
 A helper function given the array (or a pointer into it) is passed its shadows
 (``helper_shadows``) and does the same with its own accesses
@@ -42,6 +44,8 @@ On OpenCL (PoCL) the shadows are ``@localmem`` arrays of their own
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..syntax.language import Token
 from ..syntax.parts import BARRIER, Call, Gen, item_step, walk_parts
 from ..syntax.parts import is_tok as _is_tok
@@ -49,8 +53,16 @@ from ..syntax.parts import match_items as _match_items
 from .debug_rows import FlatRef
 from .racecheck import RACE_DIMENSION
 
-__all__ = ["DEBUG_SIMD", "INITCHECK_DIMENSION", "access_kind", "check_reads", "fast_runs",
-           "group_shadows", "seal_barriers", "shadows"]
+__all__ = ["DEBUG_SIMD", "INITCHECK_DIMENSION", "HandedOn", "access_kind", "check_reads",
+           "fast_runs", "group_shadows", "seal_barriers", "shadows"]
+
+@dataclass(frozen=True)
+class HandedOn(Token):
+    """The ``&`` of a helper's argument ``&s[e]`` whose helper is given ``s``'s shadows
+    (:mod:`portakern.lower.debug_helpers`): the helper's own accesses through it are
+    checked, so the call marks nothing (a read in the helper of an unwritten element is
+    reported); the subscript is still bounds-checked."""
+
 
 #: The dimension field of a fault code that marks an uninitialised read.
 INITCHECK_DIMENSION = 15
@@ -312,6 +324,10 @@ def check_reads(parts: list, have: dict[str, int], dims: dict[str, list[list]], 
             n += 1
             continue
         kind = access_kind(out, parts, m)
+        if kind == "mark" and isinstance(prev, HandedOn):  # the helper checks its accesses
+            out += access
+            n = m
+            continue
         if kind == "read" and _binds_hoisted(out, parts, m, hoisted):
             kind = "mark"  # `T& r;` hoisted above the bounds check, bound here: `r = t[e];`
         plain = name in race

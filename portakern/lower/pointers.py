@@ -78,7 +78,8 @@ def _flat(parts: list) -> list[_Item]:
         if isinstance(p, Token):
             if p.kind in ("ws", "comment", "pp"):
                 continue
-            out.append(_Item(p.kind, p.text, n, True))
+            array = getattr(p, "array", "")  # debug mode's (&grid[0][0]): an lvalue of grid
+            out.append(_Item(p.kind, array or p.text, n, not array))
         elif isinstance(p, Gen):
             for m in _GEN_TOKEN_RE.finditer(p.text):
                 kind = m.lastgroup or "punct"
