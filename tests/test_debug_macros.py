@@ -190,11 +190,29 @@ def test_a_condition_only_the_target_knows_leaves_its_macros_to_the_compiler(
     ("#if cl_khr_fp64 || _OPENMP || PK_SIMD_MATH\n#define R 1\n#endif\nR", "R"),
     ("#ifdef __CUDA_ARCH__\n#define R 1\n#endif\n#define R2 R\nR2", "R"),
     ("#if 1 / 0\n#define R 1\n#endif\nR", "R"),  # the compiler's error, not a guess
+    ("#if defined(global) || FLT_MAX > 0 || float4\n#define R 1\n#endif\nR", "R"),
+    ("#if -1 < 0u\n#define R 1\n#else\n#define R 2\n#endif\nR", "2"),  # unsigned, as in C
     ("#if 1\n#define R 1\n#else\n#define R 2\n#endif\n#if R == 1\n#define Q 7\n#endif\nQ",
      "7"),
 ])
 def test_how_debug_mode_reads_a_macro(source: str, want: str) -> None:
     assert expanded(source) == want
+
+
+def test_every_macro_a_targets_prelude_defines_is_left_to_the_compiler() -> None:
+    """A name a prelude in templates/ defines on some target is one an #if in the source
+    cannot decide for every target: TARGET_NAMES must cover it."""
+    import re
+    from pathlib import Path
+
+    from portakern.syntax.macro_conditions import TARGET_NAMES
+
+    root = Path(__file__).resolve().parent.parent / "templates"
+    names = {m for f in root.rglob("*.j2")
+             for m in re.findall(r"^\s*#\s*define\s+([A-Za-z_]\w*)",
+                                 f.read_text(encoding="utf-8"), re.MULTILINE)}
+    assert len(names) > 20
+    assert sorted(n for n in names if not TARGET_NAMES.match(n)) == []
 
 
 def test_code_in_a_branch_the_source_turns_off_is_left_as_written() -> None:

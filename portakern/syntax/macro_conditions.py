@@ -24,12 +24,18 @@ __all__ = ["TARGET_NAMES", "condition_value"]
 
 #: Names a target's compiler, its headers or portakern's prelude may define: the names C
 #: reserves for the implementation (``__x``, ``_X``), OpenCL's extension and version macros
-#: (``cl_khr_fp64``, ``CL_VERSION_2_0``), portakern's (``PK_``), and the limits and
-#: constants of the standard headers. A condition that reads one is not guessed.
+#: (``cl_khr_fp64``, ``CL_VERSION_2_0``), portakern's (``PK_``, ``PORTAKERN_``), the limits
+#: and constants of the standard headers, and the names the preludes in templates/ define
+#: as macros on some target (address spaces, vector types, ``double`` on Metal, math
+#: functions). A condition that reads one is not guessed.
 TARGET_NAMES = lazy(
-    r"(?:_[_A-Z]\w*|(?:PK|pk|CL|cl|FLT|DBL|HALF|CHAR|SCHAR|UCHAR|SHRT|USHRT|INT|UINT|LONG"
-    r"|ULONG|LLONG|ULLONG|SIZE|PTRDIFF|INTPTR|UINTPTR|M|FP|MTL|metal)_\w*|MAXFLOAT"
-    r"|HUGE_VALF?|INFINITY|NAN|NULL|EOF)\Z")
+    r"(?:_[_A-Z]\w*|(?:PK|pk|PORTAKERN|CL|cl|FLT|DBL|HALF|CHAR|SCHAR|UCHAR|SHRT|USHRT|INT"
+    r"|UINT|LONG|ULONG|LLONG|ULLONG|SIZE|PTRDIFF|INTPTR|UINTPTR|M|FP|MTL|metal)_\w*"
+    r"|MAXFLOAT|HUGE_VALF?|INFINITY|NAN|NULL|EOF"
+    r"|(?:u?(?:char|short|int|long)|float|double|half)(?:2|3|4|8|16)?"
+    r"|global|local|constant|private|kernel|device|thread|threadgroup|read_only|write_only"
+    r"|read_write|pipe|cbrt|erfc?|expm1|fmax|fmin|hypot|lgamma|log1p|logb|nearbyint"
+    r"|remainder|tgamma)\Z")
 
 _INT = lazy(r"(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)([uU](?:ll|LL|[lL])?|(?:ll|LL|[lL])[uU]?)?\Z")
 _ESCAPES = {"n": 10, "t": 9, "r": 13, "0": 0, "a": 7, "b": 8, "f": 12, "v": 11, "\\": 92,
