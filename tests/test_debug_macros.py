@@ -171,6 +171,8 @@ def test_a_condition_only_the_target_knows_leaves_its_macros_to_the_compiler(
     ("#define CAT(a, b) a ## b\nCAT(x, y z)", "xy z"),
     ("#define CAT(a, b) a ## b\nCAT(1, +)", "CAT ( 1 , + )"),  # no one token: left
     ("#define V(f, ...) f(__VA_ARGS__)\nV(g)", "g ( )"),
+    ("#define F G\n#define G(a) a[0]\nF(y) + F", "y [ 0 ] + G"),  # rescanned with the rest
+    ("#define F(a) a\n#define G(a) F(a)+1\nG(F)(2)", "F + 1 ( 2 )"),  # F: not again
     ("#define V(f, ...) f(__VA_ARGS__)\nV(g, a, (b, c))", "g ( a , ( b , c ) )"),
     ("#define V(f, ...) f(0, ## __VA_ARGS__)\nV(g) V(h, 1)", "g ( 0 ) h ( 0 , 1 )"),
     ("#define V(f, args...) f(args)\nV(g, 1, 2)", "g ( 1 , 2 )"),

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from ..patterns import lazy
 from .macro_conditions import TARGET_NAMES, condition_value
-from .tokens import Token
+from .tokens import Token, next_significant
 
 __all__ = ["Macro", "expand_macros", "macro_of", "macros_in"]
 
@@ -221,22 +221,37 @@ def _expand(tokens: list[Token], table: _Table, off: frozenset[str]) -> list[Tok
             n += 1
             continue
         if m.params is None:
-            replaced = _replacement(m, body, [], t, table, off)
-            out += _expand(replaced, table, off | {m.name}) if replaced is not None else [t]
-            n += 1
-            continue
-        j = n + 1
-        while j < len(tokens) and tokens[j].kind in ("ws", "comment"):
-            j += 1
-        found = _arguments(tokens, j) if j < len(tokens) and tokens[j].is_punct("(") else None
+            found: tuple[list[list[Token]], int] | None = ([], n)
+        else:
+            j = next_significant(tokens, n + 1)
+            found = _arguments(tokens, j) if j < len(tokens) and tokens[j].is_punct("(") \
+                else None
         replaced = None if found is None else _replacement(m, body, found[0], t, table, off)
         if found is None or replaced is None:  # not a use, or one C rejects: as written
             out.append(t)
             n += 1
             continue
-        out += _expand(replaced, table, off | {m.name})
-        n = found[1] + 1
+        done = _expand(replaced, table, off | {m.name})
+        rest = found[1] + 1
+        # A function-like macro's name that ends the expansion takes its arguments from
+        # the text after the use (``#define F G`` then ``F(y)``), as C's rescan does.
+        last = next((k for k in range(len(done) - 1, -1, -1)
+                     if done[k].kind not in ("ws", "comment")), None)
+        if last is not None and _calls(done[last], table, off | {m.name}) and \
+                next_significant(tokens, rest) < len(tokens) and \
+                tokens[next_significant(tokens, rest)].is_punct("("):
+            out += done[:last]
+            tokens, n = [done[last], *tokens[rest:]], 0
+            continue
+        out += done
+        n = rest
     return out
+
+
+def _calls(t: Token, table: _Table, off: frozenset[str]) -> bool:
+    """Whether ``t`` names a function-like macro that may still be expanded."""
+    m = table.get(t.text) if t.kind == "id" and t.text not in off else None
+    return m is not None and m.params is not None
 
 
 def _body_tokens(m: Macro, at: Token) -> list[Token] | None:
