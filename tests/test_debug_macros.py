@@ -193,6 +193,9 @@ def test_a_condition_only_the_target_knows_leaves_its_macros_to_the_compiler(
     ("#ifdef __CUDA_ARCH__\n#define R 1\n#endif\n#define R2 R\nR2", "R"),
     ("#if 1 / 0\n#define R 1\n#endif\nR", "R"),  # the compiler's error, not a guess
     ("#if defined(global) || FLT_MAX > 0 || float4\n#define R 1\n#endif\nR", "R"),
+    # A macro debug mode does not expand is not 0 in a condition: the compiler's.
+    ("#define B __VA_OPT__(x)\n#if B\n#define R 1\n#else\n#define R 2\n#endif\nR", "R"),
+    ("#define P / ## /\n#if P\n#define R 1\n#else\n#define R 2\n#endif\nR", "R"),
     ("#if -1 < 0u\n#define R 1\n#else\n#define R 2\n#endif\nR", "2"),  # unsigned, as in C
     ("#if 1\n#define R 1\n#else\n#define R 2\n#endif\n#if R == 1\n#define Q 7\n#endif\nQ",
      "7"),

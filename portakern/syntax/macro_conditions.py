@@ -57,7 +57,8 @@ def condition_value(tokens: list[Token], known: Callable[[str], bool | None]) ->
     ``tokens`` are the condition's significant tokens, the source's macros expanded and
     each ``defined X`` replaced by ``1``, ``0`` or the identifier ``defined`` (unsure);
     ``known(name)`` says whether an identifier left over is surely undefined (False: it
-    is 0), or None when it is unsure.
+    is 0); one defined (True: a macro that was not expanded) or unsure (None) leaves the
+    condition to the compiler.
     """
     parser = _Parser(tokens, known)
     try:
@@ -134,8 +135,9 @@ class _Parser:
         if t.kind == "str" and t.text.startswith("'"):
             return _character(t.text[1:-1]), False
         if t.kind == "id":
+            # A macro left unexpanded (one C rejects, say) or an unsure name: the compiler's.
             sure = self.known(t.text) if t.text != "defined" else None
-            if sure is None:
+            if sure is not False:
                 return None
             if t.text in ("true", "false"):
                 return int(t.text == "true"), False

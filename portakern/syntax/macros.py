@@ -332,7 +332,7 @@ def _pasted(left: Token, right: Token, at: Token) -> Token | None:
         toks = tokenize(text, SourceMap("", text, [at.line]))[2:]
     except Exception:  # noqa: BLE001
         return None
-    if len(toks) != 1:
+    if len(toks) != 1 or toks[0].kind in ("ws", "comment"):
         return None
     return Token(toks[0].kind, toks[0].text, at.line, at.col)
 
