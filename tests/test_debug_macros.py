@@ -134,6 +134,33 @@ def test_an_overrun_inside_each_kind_of_macro_is_reported_at_the_use(path: Any,
     assert err.lineno == line_of(source, "y[i] = ")
 
 
+IN_HELPER = """
+#ifndef STRIDE
+#define STRIDE 1
+#endif
+#define GET(a, ...) a[(__VA_ARGS__) * STRIDE]
+float get(const float* p, long k) { return GET(p, k); }
+@kernel void in_helper(float* y, const float* x, const long off) {
+    const long i = @index(Global, Linear);
+    y[i] = get(x, i + off) + get(x, i);
+}
+"""
+
+
+def test_a_conditional_variadic_macro_in_a_helper_is_checked_at_the_helpers_line(
+        path: Any) -> None:
+    k = pk.kernel(IN_HELPER, debug=True)
+    x = np.arange(8, dtype=np.float32)
+    assert list(path.run(k, np.zeros(8, np.float32), x, np.int64(0), ndrange=8)[0]) == \
+        list(2 * x)
+    with pytest.raises(pk.KernelFaultError) as info:
+        path.run(k, np.zeros(8, np.float32), x, np.int64(2), ndrange=8)
+    err = info.value
+    assert (err.parameter, err.argument, err.extent) == ("x", 1, 8)
+    assert err.work_item in {(6,), (7,)} and err.index == err.work_item[0] + 2
+    assert err.lineno == line_of(IN_HELPER, "return GET(p, k)")
+
+
 TARGET_ONLY = """
 #ifdef __OPENCL_VERSION__
 #define AT(a, i) a[i]
