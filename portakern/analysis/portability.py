@@ -13,6 +13,10 @@ What is reported, and for which targets:
 * a call of ``printf``: Metal and the native C++ path (``CPU()``) have none;
 * a word Metal (or OpenCL C) reserves, used as a name (``vertex``, ``thread``,
   ``local``, ...);
+* a struct's member functions (OpenCL C has none), and the C++ constructs a target's
+  language lacks (:attr:`~portakern.targets.TargetInfo.cxx_constructs`: overloads,
+  default arguments, lambdas, ``constexpr``); ``template`` and ``namespace`` are refused
+  on every target;
 * what :mod:`portakern.target_facts` says a target lacks: a math function (Metal's
   ``ilogb``), a constant (``DBL_MAX`` on Metal, which has no double), ``@atomic_*`` on an
   element type (64-bit integers or double on Metal).
@@ -24,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..syntax.cxx_constructs import cxx_uses, everywhere_refused
 from ..syntax.expression_nodes import Binary, Decl, Expr, Name, Paren, Subscript, Unary
 from ..syntax.function_values import check_function_values
 from ..syntax.functions import functions_of
@@ -40,7 +45,7 @@ from ..targets import (
 from .localmem_sizes import check_localmem_sizes
 
 __all__ = ["Issue", "METAL_RESERVED_WORDS", "OPENCL_RESERVED_WORDS", "SCANNED_TARGETS",
-           "scan", "merge", "refuse_methods"]
+           "scan", "merge", "refuse_methods", "refuse_cxx_constructs"]
 
 #: The built-in targets a kernel is scanned for (``c`` is CPU()'s native C++ path).
 SCANNED_TARGETS = builtin_targets()
@@ -97,6 +102,7 @@ def scan(module: Module, kernel: KernelDef, target: str,
                           (f.name.text for f in functions_of(module)),
                           (p.name for p in kernel.params), module.source_map)
     check_localmem_sizes(module, kernel)
+    _refuse_everywhere(module, kernel)
     reserved = info.reserved_words
     if reserved:
         # The message does not name the target: merge() lists every target lacking it.
@@ -111,6 +117,9 @@ def scan(module: Module, kernel: KernelDef, target: str,
     if not info.methods:
         found += [("method", t, _method_message(struct, t))
                   for struct, t in struct_methods(module.helpers + kernel.body)]
+    found += [(f"cxx:{construct}", t, _cxx_message(construct, what))
+              for construct, t, what in cxx_uses(module.helpers, kernel.body)
+              if construct not in info.cxx_constructs]
     found += _facts_issues(module, kernel, body, helpers, target, tree_facts)
     return [Issue((kind, tok.line, tok.col, tok.text), filename, tok.line, tok.col,
                   (target,), message) for kind, tok, message in found]
@@ -142,6 +151,71 @@ def refuse_methods(module: Module, kernel: KernelDef, target: str) -> None:
         raise module.source_map.error_at(
             f"{info.title} cannot build {_method_message(struct, t)}, or run this kernel on "
             f"a backend whose language has them (CPU()'s native path, CUDA, Metal)", t)
+
+
+def _cxx_message(construct: str, what: str) -> str:
+    """What a C++-only construct is and what to write instead (the targets aside)."""
+    if construct == "overloads" and what == "operator":
+        return ("an operator function: C (OpenCL C) has no operator overloading; write it as "
+                "a named helper, 'V V_add(V a, V b)' called as 'V_add(a, b)'")
+    if construct == "overloads":
+        return (f"helper {what!r} is defined again (an overload): C (OpenCL C) has no "
+                f"overloading; give each definition its own name ('{what}_f', '{what}_i'), "
+                f"or one definition on a type variable of the kernel")
+    if construct == "default_arguments":
+        return (f"a default argument of helper {what!r}: C (OpenCL C) has none; pass the "
+                f"value at each call")
+    if construct == "lambdas":
+        return ("a lambda expression: OpenCL C and the Metal Shading Language have none; "
+                "write it as a helper function before the kernel, passing what it captures "
+                "as parameters")
+    return ("constexpr: C (OpenCL C) has none; write 'const' for a constant (or a #define), "
+            "and drop it from a function")
+
+
+def refuse_cxx_constructs(module: Module, kernel: KernelDef, target: str) -> None:
+    """Refuse a rendering for ``target`` that uses a C++ construct its language lacks
+    (:attr:`~portakern.targets.TargetInfo.cxx_constructs`), instead of its compiler's
+    error.
+
+    Raises
+    ------
+    KernelSyntaxError
+        At the first such construct, naming the target, the fix and the backends that
+        have it.
+    """
+    info = target_info(target)
+    for construct, t, what in cxx_uses(module.helpers, kernel.body):
+        if construct in info.cxx_constructs:
+            continue
+        have = ", ".join(target_info(n).title for n in SCANNED_TARGETS
+                         if construct in target_info(n).cxx_constructs)
+        raise module.source_map.error_at(
+            f"{info.title} cannot build {_cxx_message(construct, what)}, or run this kernel "
+            f"on a backend whose language has it ({have})", t)
+
+
+def _refuse_everywhere(module: Module, kernel: KernelDef) -> None:
+    """``template`` and ``namespace``: portakern's helper lowering reads top-level
+    functions only, so no target builds them right (CUDA's ``__device__`` lands before
+    ``template <...>``, a function in a namespace gets none, Metal's address-space copies
+    of a helper miss it)."""
+    hit = everywhere_refused(module.helpers + kernel.body)
+    if hit is None:
+        return
+    what, t = hit
+    if what == "template":
+        fix = ("a template: portakern's helpers are not templates (the prefix each target "
+               "needs on a helper goes before 'template <...>'); write the helper with one "
+               "of the kernel's type variables, 'T sq(T v)' (the kernel binds T), or one "
+               "helper per type")
+    else:
+        name = next((u.text for u in significant(module.helpers + kernel.body)
+                     if u.kind == "id" and u.line == t.line and u.col > t.col), "ns")
+        fix = (f"a namespace: portakern reads helper functions at the top level only (CUDA "
+               f"needs '__device__' on each, Metal their pointers' address spaces); drop "
+               f"the namespace and prefix the names instead, '{name}_sq' for '{name}::sq'")
+    raise module.source_map.error_at(f"{fix}; refused on every target", t)
 
 
 def _facts_issues(module: Module, kernel: KernelDef, body: list[Token], helpers: list[Token],
