@@ -54,11 +54,8 @@ __all__ = ["CUDA", "INSTALL_HINT", "launch_config", "nvrtc_options", "cuda_array
            "reset_state"]
 
 
-#: NVRTC options of every launch and compile check. CuPy before v14 defaulted to an
-#: older C++ standard; pinning one makes the check and the launch compile alike.
-#: ``--device-as-default-execution-space``: a function the renderer cannot mark
-#: ``__device__`` (a struct's member function, a lambda's) is device code, not host
-#: code, which NVRTC refuses ("host functions are not allowed in JIT mode").
+#: NVRTC options of every launch and check: one C++ standard (CuPy before v14 had another);
+#: a struct's member functions, which have no ``__device__``, are device code (not host).
 BASE_OPTIONS: tuple[str, ...] = ("-std=c++17", "--device-as-default-execution-space")
 
 # Re-entered: for_array builds a CUDA, which registers its state.
