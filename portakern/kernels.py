@@ -405,7 +405,7 @@ class Kernel:
             facts, info = self.facts(target), target_info(target)
             check_atomic_types(facts, module, kdef, target, full)
             refuse_methods(module, kdef, target)  # OpenCL C has no struct methods
-            refuse_cxx_constructs(module, kdef, target)  # nor overloads, lambdas, ...
+            refuse_cxx_constructs(module, kdef, target, self.debug)  # nor overloads, ...
             module, kdef = complex_rewrite(facts, module, kdef, full, info)  # operators: calls
             lowered = lower_kernel(kdef, module, ndim, lockstep=lockstep_for(target, facts),
                                    debug=self.debug, unmasked=unmasked, initcheck=info.initcheck)

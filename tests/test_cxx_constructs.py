@@ -283,3 +283,55 @@ def test_the_metal_check_builds_what_metal_is_said_to_have(construct: str) -> No
         pytest.skip(detail)
     kernel, _ = created(CASES[construct][0])
     check_metal(kernel.rendered("metal", {}, 1).source)
+
+
+# -- with what the lowering adds: barriers, debug mode's hidden parameters ----------------
+
+WITH_LOWERING = {
+    "overloads-on-pointers": (
+        "float get(const float* p, long j) { return p[j]; }\n"
+        "float get(float v, long j) { return v + (float)j; }\n" + HEAD +
+        "    @localmem float t[8];\n    t[@index(Local, Linear)] = x[i];\n    @synchronize();\n"
+        "    y[i] = get(x, i) + get(t, @index(Local, Linear)) + get(1.0f, 0);\n}\n",
+        "overloads", lambda x: 2 * x + 1),
+    "default-after-a-pointer": (
+        "float at(const float* p, long j, float s = 2.0f) { return s * p[j]; }\n" + HEAD +
+        "    y[i] = at(x, i) + at(x, i, 1.0f);\n}\n",
+        "default_arguments", lambda x: 3 * x),
+    "lambda-across-a-barrier": (
+        HEAD + "    @localmem float t[8];\n    const float s = 2.0f;\n"
+        "    auto mul = [&](float v) { return s * v; };\n"
+        "    t[@index(Local, Linear)] = x[i];\n    @synchronize();\n"
+        "    y[i] = mul(t[@index(Local, Linear)]);\n}\n",
+        "lambdas", lambda x: 2 * x),
+}
+
+
+@pytest.mark.parametrize("debug", [False, True], ids=["plain", "debug"])
+@pytest.mark.parametrize("name", list(WITH_LOWERING))
+def test_a_construct_runs_through_the_lowering(name: str, debug: bool, path: Any) -> None:
+    """Where the lowering cannot carry a construct, a clear error at the line: a lambda in
+    a kernel with ``@synchronize`` at ``pk.kernel()`` (the convergence check read its
+    ``return`` as the kernel's; its declaration is hoisted, with no type to write); in
+    debug mode an overloaded helper taking a pointer or one with a default argument
+    (debug mode passes hidden parameters at every call of its name)."""
+    source, construct, expect = WITH_LOWERING[name]
+    if construct == "lambdas":
+        with pytest.raises(KernelSyntaxError, match="a lambda in a kernel with @synchronize.*"
+                           "helper function") as info:
+            pk.kernel(source, filename="user.pk", debug=debug)
+        assert info.value.lineno == line_of(source, "[&]")
+        return
+    kernel, _ = created(source, debug=debug)
+    x = np.arange(8, dtype=np.float32)
+    target = {"native": "c", "pocl": "opencl"}.get(path.where, path.where)
+    refused = ("debug mode cannot check helper" if debug
+               else "cannot build" if target in LACKING[construct] else None)
+    if refused is not None:
+        with pytest.raises(KernelSyntaxError, match=refused) as info:
+            path.run(kernel, np.zeros(8, np.float32), x, ndrange=8, workgroupsize=8)
+        caret = {"overloads": "get(float", "default_arguments": "= 2.0f"}[construct]
+        assert info.value.lineno == line_of(source, caret)
+        return
+    path.run(kernel, np.zeros(8, np.float32), x, ndrange=8, workgroupsize=8)
+    assert list(path.after[0]) == list(expect(x))

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..syntax.cxx_constructs import cxx_uses, everywhere_refused
+from ..syntax.cxx_constructs import cxx_uses, debug_conflicts, everywhere_refused
 from ..syntax.expression_nodes import Binary, Decl, Expr, Name, Paren, Subscript, Unary
 from ..syntax.function_values import check_function_values
 from ..syntax.functions import functions_of
@@ -173,10 +173,15 @@ def _cxx_message(construct: str, what: str) -> str:
             "and drop it from a function")
 
 
-def refuse_cxx_constructs(module: Module, kernel: KernelDef, target: str) -> None:
+def refuse_cxx_constructs(module: Module, kernel: KernelDef, target: str,
+                          debug: bool = False) -> None:
     """Refuse a rendering for ``target`` that uses a C++ construct its language lacks
     (:attr:`~portakern.targets.TargetInfo.cxx_constructs`), instead of its compiler's
     error.
+
+    In ``debug`` mode an overloaded helper taking a pointer, or one with a default
+    argument, is refused on every target
+    (:func:`~portakern.syntax.cxx_constructs.debug_conflicts`).
 
     Raises
     ------
@@ -185,6 +190,14 @@ def refuse_cxx_constructs(module: Module, kernel: KernelDef, target: str) -> Non
         have it.
     """
     info = target_info(target)
+    if debug:
+        for construct, t, what in debug_conflicts(module.helpers):
+            kind = "an overload" if construct == "overloads" else "a default argument"
+            raise module.source_map.error_at(
+                f"debug mode cannot check helper {what!r}, which takes a pointer and has "
+                f"{kind}: it passes hidden parameters (where each pointer points) after a "
+                f"helper's own, at every call of its name; give each overload its own name, "
+                f"pass every argument, or run this kernel without debug=True", t)
     for construct, t, what in cxx_uses(module.helpers, kernel.body):
         if construct in info.cxx_constructs:
             continue
@@ -196,10 +209,20 @@ def refuse_cxx_constructs(module: Module, kernel: KernelDef, target: str) -> Non
 
 
 def _refuse_everywhere(module: Module, kernel: KernelDef) -> None:
-    """``template`` and ``namespace``: portakern's helper lowering reads top-level
+    """A lambda in a kernel with ``@synchronize``; ``template`` and ``namespace``:
+    portakern's helper lowering reads top-level
     functions only, so no target builds them right (CUDA's ``__device__`` lands before
     ``template <...>``, a function in a namespace gets none, Metal's address-space copies
     of a helper miss it)."""
+    body = significant(kernel.body)
+    if any(t.kind == "at" and t.text == "@synchronize" for t in body):
+        for t in cxx_uses([], kernel.body):
+            if t[0] == "lambdas":
+                raise module.source_map.error_at(
+                    "a lambda in a kernel with @synchronize: the barrier checks read its "
+                    "'return' as the kernel's, and its declaration is hoisted out of the "
+                    "bounds check with no type to write; write it as a helper function "
+                    "before the kernel, passing what it captures as parameters", t[1])
     hit = everywhere_refused(module.helpers + kernel.body)
     if hit is None:
         return

@@ -19,9 +19,11 @@ functions only.
 
 from __future__ import annotations
 
+from typing import Any
+
 from .tokens import Token, significant
 
-__all__ = ["cxx_uses", "everywhere_refused"]
+__all__ = ["cxx_uses", "debug_conflicts", "everywhere_refused"]
 
 #: Words before ``(`` that make no function declaration.
 _NOT_NAMES = frozenset({"if", "for", "while", "switch", "return", "sizeof", "do", "else",
@@ -37,7 +39,7 @@ def cxx_uses(helpers: list[Token], body: list[Token]) -> list[tuple[str, Token, 
     """``(construct, token, what)`` for each C++-only construct in ``helpers`` (a module's
     helper code, preprocessor lines included) and ``body`` (a kernel's), in source order;
     ``what`` names the helper where there is one."""
-    found = _declarations(helpers)
+    found: list[tuple[str, Token, str]] = _declarations(helpers)
     code = significant(helpers) + significant(body)
     found += [("lambdas", t, "") for t in _lambdas(code)]
     found += [("constexpr", t, "") for t in code if t.kind == "id" and t.text == "constexpr"]
@@ -60,10 +62,20 @@ def everywhere_refused(tokens: list[Token]) -> tuple[str, Token] | None:
     return None
 
 
-def _declarations(helpers: list[Token]) -> list[tuple[str, Token, str]]:
-    """Overloads and default arguments among the top-level function declarations."""
+def debug_conflicts(helpers: list[Token]) -> list[tuple[str, Token, str]]:
+    """The overloads and default arguments of helpers that take a pointer (or an array),
+    as :func:`cxx_uses` gives them: debug mode passes such a helper hidden parameters
+    after its own (:mod:`portakern.lower.debug_helpers`), at every call of its name."""
+    found, pointers = _declarations(helpers, with_pointers=True)
+    return [f for f in found if f[2] in pointers]
+
+
+def _declarations(helpers: list[Token], with_pointers: bool = False) -> Any:
+    """Overloads and default arguments among the top-level function declarations (and,
+    ``with_pointers``, the names of those declared with a pointer or array parameter)."""
     toks = [t for t in helpers if t.kind not in ("ws", "comment")]
     out: list[tuple[str, Token, str]] = []
+    pointers: set[str] = set()
     defined: dict[str, int] = {}  # a helper's name -> index of its first definition
     depth = 0
     for n, t in enumerate(toks):
@@ -88,6 +100,8 @@ def _declarations(helpers: list[Token]) -> list[tuple[str, Token, str]]:
                                  or after.kind == "id" and after.text == "const"):
             continue
         out += [("default_arguments", p, name.text) for p in _defaults(toks[n + 1:close])]
+        if any(p.is_punct("*") or p.is_punct("[") for p in toks[n + 1:close]):
+            pointers.add(name.text)
         if not after.is_punct("{"):
             continue
         first = defined.get(name.text)
@@ -98,7 +112,7 @@ def _declarations(helpers: list[Token]) -> list[tuple[str, Token, str]]:
             out.append(("overloads", name, name.text))
         if not qualified:
             defined.setdefault(name.text, n)
-    return out
+    return (out, pointers) if with_pointers else out
 
 
 def _defaults(params: list[Token]) -> list[Token]:
