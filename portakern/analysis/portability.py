@@ -211,9 +211,9 @@ def refuse_cxx_constructs(module: Module, kernel: KernelDef, target: str,
 def _refuse_everywhere(module: Module, kernel: KernelDef) -> None:
     """A lambda in a kernel with ``@synchronize``; ``template`` and ``namespace``:
     portakern's helper lowering reads top-level
-    functions only, so no target builds them right (CUDA's ``__device__`` lands before
-    ``template <...>``, a function in a namespace gets none, Metal's address-space copies
-    of a helper miss it)."""
+    functions only, so no target builds them right (the native path's ``static inline``
+    and CUDA's ``__device__`` land before ``template <...>``; a function in a namespace
+    gets no address spaces on Metal, and debug mode does not check it)."""
     body = significant(kernel.body)
     if any(t.kind == "at" and t.text == "@synchronize" for t in body):
         for t in cxx_uses([], kernel.body):
@@ -235,9 +235,10 @@ def _refuse_everywhere(module: Module, kernel: KernelDef) -> None:
     else:
         name = next((u.text for u in significant(module.helpers + kernel.body)
                      if u.kind == "id" and u.line == t.line and u.col > t.col), "ns")
-        fix = (f"a namespace: portakern reads helper functions at the top level only (CUDA "
-               f"needs '__device__' on each, Metal their pointers' address spaces); drop "
-               f"the namespace and prefix the names instead, '{name}_sq' for '{name}::sq'")
+        fix = (f"a namespace: portakern reads helper functions at the top level only (Metal "
+               f"needs their pointers' address spaces, debug mode checks their subscripts); "
+               f"drop the namespace and prefix the names instead, '{name}_sq' for "
+               f"'{name}::sq'")
     raise module.source_map.error_at(f"{fix}; refused on every target", t)
 
 
