@@ -24,7 +24,8 @@ CANONICAL_TARGET = "opencl"
 
 #: Every construct of ``TargetInfo.cxx_constructs`` (found by
 #: :mod:`portakern.syntax.cxx_constructs`): the C++ dialects have them all.
-CXX_CONSTRUCTS = frozenset({"overloads", "default_arguments", "lambdas", "constexpr"})
+CXX_CONSTRUCTS = frozenset({"overloads", "default_arguments", "lambdas", "constexpr",
+                            "templates"})
 
 
 @dataclass(frozen=True)
@@ -79,11 +80,11 @@ class TargetInfo:
         operators: C++). Without them (OpenCL C) such a struct warns at ``pk.kernel()``
         and its rendering is refused (:func:`portakern.analysis.portability.refuse_methods`).
     cxx_constructs : frozenset of str
-        The C++ constructs its language has, of
-        :data:`CXX_CONSTRUCTS`: ``overloads`` (two helpers
-        of one name, an operator function), ``default_arguments``, ``lambdas``,
-        ``constexpr``. A construct it lacks warns at ``pk.kernel()`` and its rendering is
-        refused (:func:`portakern.analysis.portability.refuse_cxx_constructs`).
+        The C++ constructs its language has, of :data:`CXX_CONSTRUCTS`: ``overloads``
+        (two helpers of one name, an operator function), ``default_arguments``,
+        ``lambdas``, ``constexpr``, ``templates`` (a ``template <...>`` helper). A
+        construct it lacks warns at ``pk.kernel()`` and its rendering is refused
+        (:func:`portakern.analysis.portability.refuse_cxx_constructs`).
     initcheck : bool
         Its ``macros.j2`` defines debug mode's initcheck primitives (``initcheck_clear``,
         ``local_read``, ``local_write``, ``local_update``) for a kernel lowered without

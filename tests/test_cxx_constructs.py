@@ -10,6 +10,7 @@ overloads          no      yes   yes    yes
 default arguments  no      yes   yes    yes
 lambdas            no      yes   no*    yes
 constexpr          no      yes   yes    yes
+templates          no      yes   yes    yes
 =================  ======  ====  =====  ======================
 
 (*) the Metal Shading Language specification (1.5.4, "Restrictions") lists lambda
@@ -17,10 +18,10 @@ expressions among the C++14 features Metal lacks; the clang check on Linux accep
 
 A construct a target lacks warns at ``pk.kernel()`` ("not portable to: ...") and its
 rendering for that target is a ``KernelSyntaxError`` at the line, instead of the vendor
-compiler's error. ``template`` helpers and ``namespace`` blocks are refused on every target
-at ``pk.kernel()``: portakern's helper lowering reads top-level functions only (CUDA's
-``__device__`` went before ``template <...>``; a function in a namespace got no address
-spaces on Metal, and debug mode left it unchecked).
+compiler's error. A ``namespace`` block and explicit template arguments (``sq<int>(2)``)
+are refused on every target at ``pk.kernel()``: portakern's helper lowering reads
+top-level functions only (a function in a namespace got no address spaces on Metal, and
+debug mode left it unchecked), and debug mode's call rewriting does not see ``sq<int>(``.
 Struct methods are found in nested blocks of a kernel body too.
 """
 
@@ -80,11 +81,16 @@ CASES = {
         "    y[i] = SCALE * x[i];\n}\n",
         "constexpr", "constexpr", "'const'",
         lambda x: 2 * x),
+    "templates": (
+        "template <typename U>\nU sq(U v) { return v * v; }\n" + HEAD +
+        "    y[i] = sq(x[i]) + (float)sq(2);\n}\n",
+        "template", "a template", "the kernel's type variables",
+        lambda x: x * x + 4),
 }
 
 LACKING_ON_METAL = ("lambdas",)
 LACKING = {"overloads": ("opencl",), "default_arguments": ("opencl",),
-           "lambdas": ("opencl", "metal"), "constexpr": ("opencl",)}
+           "lambdas": ("opencl", "metal"), "constexpr": ("opencl",), "templates": ("opencl",)}
 
 
 def test_the_target_table_says_what_each_language_has() -> None:
@@ -202,9 +208,9 @@ def test_a_structured_binding_is_not_a_lambda() -> None:
 # -- refused on every target --------------------------------------------------------------
 
 EVERYWHERE = {
-    "template": ("template <typename U>\nU sq(U v) { return v * v; }\n" + HEAD +
-                 "    y[i] = sq(x[i]);\n}\n", "template", "a template",
-                 "the kernel's type variables"),
+    "template-arguments": ("template <typename U>\nU sq(U v) { return v * v; }\n" + HEAD +
+                           "    y[i] = sq<float>(x[i]);\n}\n", "sq<", "explicit template "
+                           "arguments", "deduce them"),
     "namespace": ("namespace mathx {\nfloat sq(float v) { return v * v; }\n}\n" + HEAD +
                   "    y[i] = mathx::sq(x[i]);\n}\n", "namespace", "a namespace",
                   "mathx_sq"),
@@ -212,7 +218,7 @@ EVERYWHERE = {
 
 
 @pytest.mark.parametrize("name", list(EVERYWHERE))
-def test_templates_and_namespaces_are_refused_at_creation(name: str) -> None:
+def test_namespaces_and_template_arguments_are_refused_at_creation(name: str) -> None:
     source, caret, what, fix = EVERYWHERE[name]
     with pytest.raises(KernelSyntaxError) as info:
         pk.kernel(source, filename="user.pk")
@@ -299,6 +305,11 @@ WITH_LOWERING = {
         "float at(const float* p, long j, float s = 2.0f) { return s * p[j]; }\n" + HEAD +
         "    y[i] = at(x, i) + at(x, i, 1.0f);\n}\n",
         "default_arguments", lambda x: 3 * x),
+    "template-on-two-spaces": (
+        "template <typename U>\nU at(const U* p, long j) { return p[j]; }\n" + HEAD +
+        "    @localmem float t[8];\n    t[@index(Local, Linear)] = x[i];\n    @synchronize();\n"
+        "    y[i] = at(x, i) + at(t, @index(Local, Linear));\n}\n",
+        "templates", lambda x: 2 * x),
     "lambda-across-a-barrier": (
         HEAD + "    @localmem float t[8];\n    const float s = 2.0f;\n"
         "    auto mul = [&](float v) { return s * v; };\n"
@@ -326,12 +337,13 @@ def test_a_construct_runs_through_the_lowering(name: str, debug: bool, path: Any
     kernel, _ = created(source, debug=debug)
     x = np.arange(8, dtype=np.float32)
     target = {"native": "c", "pocl": "opencl"}.get(path.where, path.where)
-    refused = ("debug mode cannot check helper" if debug
+    refused = ("debug mode cannot check helper" if debug and construct != "templates"
                else "cannot build" if target in LACKING[construct] else None)
     if refused is not None:
         with pytest.raises(KernelSyntaxError, match=refused) as info:
             path.run(kernel, np.zeros(8, np.float32), x, ndrange=8, workgroupsize=8)
-        caret = {"overloads": "get(float", "default_arguments": "= 2.0f"}[construct]
+        caret = {"overloads": "get(float", "default_arguments": "= 2.0f",
+                 "templates": "template"}[construct]
         assert info.value.lineno == line_of(source, caret)
         return
     path.run(kernel, np.zeros(8, np.float32), x, ndrange=8, workgroupsize=8)

@@ -15,8 +15,8 @@ What is reported, and for which targets:
   ``local``, ...);
 * a struct's member functions (OpenCL C has none), and the C++ constructs a target's
   language lacks (:attr:`~portakern.targets.TargetInfo.cxx_constructs`: overloads,
-  default arguments, lambdas, ``constexpr``); ``template`` and ``namespace`` are refused
-  on every target;
+  default arguments, lambdas, ``constexpr``, templates); a ``namespace`` and explicit
+  template arguments are refused on every target;
 * what :mod:`portakern.target_facts` says a target lacks: a math function (Metal's
   ``ilogb``), a constant (``DBL_MAX`` on Metal, which has no double), ``@atomic_*`` on an
   element type (64-bit integers or double on Metal).
@@ -97,12 +97,12 @@ def scan(module: Module, kernel: KernelDef, target: str,
     # Pointers are portable: portakern.lower.pointers infers their address spaces; a pointer
     # to a pointer is refused on every target.
     check_pointer_depth(kernel.body + module.helpers, filename)
+    _refuse_everywhere(module, kernel)  # a namespace, sq<int>(2): before `sq` as a value
     # A helper's name as a value is a function pointer: OpenCL C and Metal have none.
     check_function_values(kernel.body, module.helpers,
                           (f.name.text for f in functions_of(module)),
                           (p.name for p in kernel.params), module.source_map)
     check_localmem_sizes(module, kernel)
-    _refuse_everywhere(module, kernel)
     reserved = info.reserved_words
     if reserved:
         # The message does not name the target: merge() lists every target lacking it.
@@ -169,6 +169,10 @@ def _cxx_message(construct: str, what: str) -> str:
         return ("a lambda expression: OpenCL C and the Metal Shading Language have none; "
                 "write it as a helper function before the kernel, passing what it captures "
                 "as parameters")
+    if construct == "templates":
+        return ("a template: C (OpenCL C) has none; write the helper with one of the "
+                "kernel's type variables, 'T sq(T v)' (the kernel binds T), or one helper "
+                "per type")
     return ("constexpr: C (OpenCL C) has none; write 'const' for a constant (or a #define), "
             "and drop it from a function")
 
@@ -209,11 +213,10 @@ def refuse_cxx_constructs(module: Module, kernel: KernelDef, target: str,
 
 
 def _refuse_everywhere(module: Module, kernel: KernelDef) -> None:
-    """A lambda in a kernel with ``@synchronize``; ``template`` and ``namespace``:
-    portakern's helper lowering reads top-level
-    functions only, so no target builds them right (the native path's ``static inline``
-    and CUDA's ``__device__`` land before ``template <...>``; a function in a namespace
-    gets no address spaces on Metal, and debug mode does not check it)."""
+    """What no target builds right: a lambda in a kernel with ``@synchronize``, a
+    ``namespace`` (portakern reads top-level helpers only: a function in a namespace gets
+    no address spaces on Metal, and debug mode does not check it), and a helper called
+    with explicit template arguments (debug mode's call rewriting does not see it)."""
     body = significant(kernel.body)
     if any(t.kind == "at" and t.text == "@synchronize" for t in body):
         for t in cxx_uses([], kernel.body):
@@ -223,15 +226,14 @@ def _refuse_everywhere(module: Module, kernel: KernelDef) -> None:
                     "'return' as the kernel's, and its declaration is hoisted out of the "
                     "bounds check with no type to write; write it as a helper function "
                     "before the kernel, passing what it captures as parameters", t[1])
-    hit = everywhere_refused(module.helpers + kernel.body)
+    names = frozenset(f.name.text for f in functions_of(module))
+    hit = everywhere_refused(module.helpers + kernel.body, names)
     if hit is None:
         return
     what, t = hit
-    if what == "template":
-        fix = ("a template: portakern's helpers are not templates (the prefix each target "
-               "needs on a helper goes before 'template <...>'); write the helper with one "
-               "of the kernel's type variables, 'T sq(T v)' (the kernel binds T), or one "
-               "helper per type")
+    if what == "template arguments":
+        fix = (f"a call of helper {t.text!r} with explicit template arguments: let the call "
+               f"deduce them from its arguments (cast one, '{t.text}((int)v)')")
     else:
         name = next((u.text for u in significant(module.helpers + kernel.body)
                      if u.kind == "id" and u.line == t.line and u.col > t.col), "ns")

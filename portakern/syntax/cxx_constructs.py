@@ -3,8 +3,7 @@
 Each is found on the tokens of one target's rendering, so code under ``{% if target ==
 "cuda" %}`` counts where it renders only. Which targets have which construct is a target
 fact (:attr:`portakern.targets.TargetInfo.cxx_constructs`); two are refused on every
-target (:func:`everywhere_refused`), since portakern's helper lowering reads top-level
-functions only.
+target (:func:`everywhere_refused`).
 
 * ``overloads``: a helper function defined twice under one name (outside a
   ``#if``/``#else`` pair), or an operator function outside a struct;
@@ -13,8 +12,10 @@ functions only.
   starts (not after a name, a literal, ``)`` or ``]``: that is a subscript, or
   ``auto [i, j]``, a structured binding) whose ``]`` is followed by ``(`` or ``{``;
 * ``constexpr``: the keyword (strings and comments are other tokens);
-* everywhere: ``template <...>`` and a ``namespace name {`` block (``using namespace
-  metal;`` under a target's branch is the dialect's own and passes).
+* ``templates``: ``template <typename U>`` before a helper;
+* everywhere: a ``namespace name {`` block (``using namespace metal;`` under a target's
+  branch is the dialect's own and passes), and a helper called with explicit template
+  arguments, ``sq<int>(2)`` (debug mode's call rewriting does not see such a call).
 """
 
 from __future__ import annotations
@@ -43,22 +44,46 @@ def cxx_uses(helpers: list[Token], body: list[Token]) -> list[tuple[str, Token, 
     code = significant(helpers) + significant(body)
     found += [("lambdas", t, "") for t in _lambdas(code)]
     found += [("constexpr", t, "") for t in code if t.kind == "id" and t.text == "constexpr"]
+    found += [("templates", t, "") for n, t in enumerate(code)
+              if t.kind == "id" and t.text == "template" and n + 1 < len(code)
+              and code[n + 1].is_punct("<")]
     return sorted(found, key=lambda f: (f[1].line, f[1].col))
 
 
-def everywhere_refused(tokens: list[Token]) -> tuple[str, Token] | None:
-    """The first ``template`` or ``namespace`` declaration in ``tokens``, as
-    ``("template" | "namespace", its token)``, or None."""
+def everywhere_refused(tokens: list[Token], helpers: frozenset[str] = frozenset(),
+                       ) -> tuple[str, Token] | None:
+    """The first ``namespace`` declaration in ``tokens``, or call of one of the
+    ``helpers`` with explicit template arguments (``sq<int>(2)``), as ``("namespace" |
+    "template arguments", its token)``, or None."""
     code = significant(tokens)
     for n, t in enumerate(code):
-        if t.kind != "id" or t.text not in ("template", "namespace"):
+        if t.kind != "id":
             continue
         after = code[n + 1] if n + 1 < len(code) else None
-        if t.text == "template" and after is not None and after.is_punct("<"):
-            return "template", t
         if t.text == "namespace" and not (n > 0 and code[n - 1].text == "using") and (
                 after is not None and (after.is_punct("{") or after.kind == "id")):
             return "namespace", t
+        if t.text in helpers and after is not None and after.is_punct("<") and not (
+                n > 0 and code[n - 1].kind == "id"):  # not its own declaration
+            close = _close_angle(code, n + 1)
+            if close is not None and close + 1 < len(code) and code[close + 1].is_punct("("):
+                return "template arguments", t
+    return None
+
+
+def _close_angle(code: list[Token], at: int) -> int | None:
+    """The index of the ``>`` closing the ``<`` at ``code[at]`` before any ``;``, or None."""
+    depth = 0
+    for k in range(at, len(code)):
+        t = code[k]
+        if t.is_punct("<"):
+            depth += 1
+        elif t.is_punct(">") or t.is_punct(">>"):
+            depth -= 1 if t.text == ">" else 2
+            if depth <= 0:
+                return k
+        elif t.is_punct(";") or t.is_punct("{"):
+            return None
     return None
 
 
