@@ -398,13 +398,14 @@ class Kernel:
                     f"kernel {kdef.name!r}: type variable(s) {', '.join(missing)} unbound; "
                     f"pass arrays that bind them or use kernel.specialize({missing[0]}='float')")
             from .analysis.atomic_checks import check_atomic_types
-            from .analysis.portability import refuse_methods
+            from .analysis.portability import refuse_cxx_constructs, refuse_methods
             from .lower.complex_ops import complex_rewrite
             from .lower.lowering import lower_kernel
 
             facts, info = self.facts(target), target_info(target)
             check_atomic_types(facts, module, kdef, target, full)
             refuse_methods(module, kdef, target)  # OpenCL C has no struct methods
+            refuse_cxx_constructs(module, kdef, target, self.debug)  # nor overloads, ...
             module, kdef = complex_rewrite(facts, module, kdef, full, info)  # operators: calls
             lowered = lower_kernel(kdef, module, ndim, lockstep=lockstep_for(target, facts),
                                    debug=self.debug, unmasked=unmasked, initcheck=info.initcheck)

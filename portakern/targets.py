@@ -14,12 +14,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["CANONICAL_TARGET", "METAL_RESERVED_WORDS", "OPENCL_RESERVED_WORDS", "TargetInfo",
-           "builtin_targets", "register_target", "target_info"]
+__all__ = ["CANONICAL_TARGET", "CXX_CONSTRUCTS", "METAL_RESERVED_WORDS", "OPENCL_RESERVED_WORDS",
+           "TargetInfo", "builtin_targets", "register_target", "target_info"]
 
 #: The target whose rendering fixes a kernel's signature and the list of a source's
 #: kernels (every other target must agree), and the one ``render()`` uses by default.
 CANONICAL_TARGET = "opencl"
+
+
+#: Every construct of ``TargetInfo.cxx_constructs`` (found by
+#: :mod:`portakern.syntax.cxx_constructs`): the C++ dialects have them all.
+CXX_CONSTRUCTS = frozenset({"overloads", "default_arguments", "lambdas", "constexpr",
+                            "templates"})
 
 
 @dataclass(frozen=True)
@@ -73,6 +79,12 @@ class TargetInfo:
         A struct the source defines may have member functions (methods, constructors,
         operators: C++). Without them (OpenCL C) such a struct warns at ``pk.kernel()``
         and its rendering is refused (:func:`portakern.analysis.portability.refuse_methods`).
+    cxx_constructs : frozenset of str
+        The C++ constructs its language has, of :data:`CXX_CONSTRUCTS`: ``overloads``
+        (two helpers of one name, an operator function), ``default_arguments``,
+        ``lambdas``, ``constexpr``, ``templates`` (a ``template <...>`` helper). A
+        construct it lacks warns at ``pk.kernel()`` and its rendering is refused
+        (:func:`portakern.analysis.portability.refuse_cxx_constructs`).
     initcheck : bool
         Its ``macros.j2`` defines debug mode's initcheck primitives (``initcheck_clear``,
         ``local_read``, ``local_write``, ``local_update``) for a kernel lowered without
@@ -95,6 +107,7 @@ class TargetInfo:
     operators: bool = True
     constructors: bool = True
     methods: bool = True
+    cxx_constructs: frozenset[str] = CXX_CONSTRUCTS
 
     def facts(self) -> Any:
         """What this target has: math functions, constants, atomics, device features
@@ -169,12 +182,14 @@ OPENCL_RESERVED_WORDS = frozenset({
 _BUILTIN = (
     TargetInfo("opencl", "OpenCL", pointer_address_spaces=True, address_spaces=OPENCL_SPACES,
                reserved_words=OPENCL_RESERVED_WORDS, initcheck=True, operators=False,
-               methods=False),
+               methods=False, cxx_constructs=frozenset()),
     TargetInfo("cuda", "CUDA", initcheck=True),
     TargetInfo("metal", "Metal", printf=False, prints=False, pointer_address_spaces=True,
                address_spaces=METAL_SPACES,
                reserved_words=METAL_RESERVED_WORDS, double=False, initcheck=True,
-               constructors=False),
+               constructors=False,
+               # The MSL specification (1.5.4, "Restrictions") has no lambda expressions.
+               cxx_constructs=CXX_CONSTRUCTS - {"lambdas"}),
     TargetInfo("c", "the native C++ path (CPU())", lockstep=True, printf=False),
 )
 _TABLE: dict[str, TargetInfo] = {t.name: t for t in _BUILTIN}

@@ -454,7 +454,8 @@ def test_half_without_headers_is_a_clear_error(monkeypatch):
     rendered = _rendered(pk.kernel(SAXPY), T="half")
     with pytest.raises(CompilationError, match="cuda_fp16.h.*pip install nvidia-cuda-runtime"):
         nvrtc_options(rendered)
-    assert nvrtc_options(_rendered(pk.kernel(SAXPY), T="float")) == ("-std=c++17",)
+    assert nvrtc_options(_rendered(pk.kernel(SAXPY), T="float")) == (
+        "-std=c++17", "--device-as-default-execution-space")
     with pytest.raises(TypeError, match="RenderedKernel"):
         nvrtc_options(rendered.source)  # the facts say what NVRTC needs, not the text
 

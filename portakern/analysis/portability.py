@@ -13,6 +13,10 @@ What is reported, and for which targets:
 * a call of ``printf``: Metal and the native C++ path (``CPU()``) have none;
 * a word Metal (or OpenCL C) reserves, used as a name (``vertex``, ``thread``,
   ``local``, ...);
+* a struct's member functions (OpenCL C has none), and the C++ constructs a target's
+  language lacks (:attr:`~portakern.targets.TargetInfo.cxx_constructs`: overloads,
+  default arguments, lambdas, ``constexpr``, templates); a ``namespace`` and explicit
+  template arguments are refused on every target;
 * what :mod:`portakern.target_facts` says a target lacks: a math function (Metal's
   ``ilogb``), a constant (``DBL_MAX`` on Metal, which has no double), ``@atomic_*`` on an
   element type (64-bit integers or double on Metal).
@@ -24,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..syntax.cxx_constructs import cxx_uses, debug_conflicts, everywhere_refused
 from ..syntax.expression_nodes import Binary, Decl, Expr, Name, Paren, Subscript, Unary
 from ..syntax.function_values import check_function_values
 from ..syntax.functions import functions_of
@@ -40,7 +45,7 @@ from ..targets import (
 from .localmem_sizes import check_localmem_sizes
 
 __all__ = ["Issue", "METAL_RESERVED_WORDS", "OPENCL_RESERVED_WORDS", "SCANNED_TARGETS",
-           "scan", "merge", "refuse_methods"]
+           "scan", "merge", "refuse_methods", "refuse_cxx_constructs"]
 
 #: The built-in targets a kernel is scanned for (``c`` is CPU()'s native C++ path).
 SCANNED_TARGETS = builtin_targets()
@@ -92,6 +97,7 @@ def scan(module: Module, kernel: KernelDef, target: str,
     # Pointers are portable: portakern.lower.pointers infers their address spaces; a pointer
     # to a pointer is refused on every target.
     check_pointer_depth(kernel.body + module.helpers, filename)
+    _refuse_everywhere(module, kernel)  # a namespace, sq<int>(2): before `sq` as a value
     # A helper's name as a value is a function pointer: OpenCL C and Metal have none.
     check_function_values(kernel.body, module.helpers,
                           (f.name.text for f in functions_of(module)),
@@ -111,6 +117,9 @@ def scan(module: Module, kernel: KernelDef, target: str,
     if not info.methods:
         found += [("method", t, _method_message(struct, t))
                   for struct, t in struct_methods(module.helpers + kernel.body)]
+    found += [(f"cxx:{construct}", t, _cxx_message(construct, what))
+              for construct, t, what in cxx_uses(module.helpers, kernel.body)
+              if construct not in info.cxx_constructs]
     found += _facts_issues(module, kernel, body, helpers, target, tree_facts)
     return [Issue((kind, tok.line, tok.col, tok.text), filename, tok.line, tok.col,
                   (target,), message) for kind, tok, message in found]
@@ -142,6 +151,97 @@ def refuse_methods(module: Module, kernel: KernelDef, target: str) -> None:
         raise module.source_map.error_at(
             f"{info.title} cannot build {_method_message(struct, t)}, or run this kernel on "
             f"a backend whose language has them (CPU()'s native path, CUDA, Metal)", t)
+
+
+def _cxx_message(construct: str, what: str) -> str:
+    """What a C++-only construct is and what to write instead (the targets aside)."""
+    if construct == "overloads" and what == "operator":
+        return ("an operator function: C (OpenCL C) has no operator overloading; write it as "
+                "a named helper, 'V V_add(V a, V b)' called as 'V_add(a, b)'")
+    if construct == "overloads":
+        return (f"helper {what!r} is defined again (an overload): C (OpenCL C) has no "
+                f"overloading; give each definition its own name ('{what}_f', '{what}_i'), "
+                f"or one definition on a type variable of the kernel")
+    if construct == "default_arguments":
+        return (f"a default argument of helper {what!r}: C (OpenCL C) has none; pass the "
+                f"value at each call")
+    if construct == "lambdas":
+        return ("a lambda expression: OpenCL C and the Metal Shading Language have none; "
+                "write it as a helper function before the kernel, passing what it captures "
+                "as parameters")
+    if construct == "templates":
+        return ("a template: C (OpenCL C) has none; write the helper with one of the "
+                "kernel's type variables, 'T sq(T v)' (the kernel binds T), or one helper "
+                "per type")
+    return ("constexpr: C (OpenCL C) has none; write 'const' for a constant (or a #define), "
+            "and drop it from a function")
+
+
+def refuse_cxx_constructs(module: Module, kernel: KernelDef, target: str,
+                          debug: bool = False) -> None:
+    """Refuse a rendering for ``target`` that uses a C++ construct its language lacks
+    (:attr:`~portakern.targets.TargetInfo.cxx_constructs`), instead of its compiler's
+    error.
+
+    In ``debug`` mode an overloaded helper taking a pointer, or one with a default
+    argument, is refused on every target
+    (:func:`~portakern.syntax.cxx_constructs.debug_conflicts`).
+
+    Raises
+    ------
+    KernelSyntaxError
+        At the first such construct, naming the target, the fix and the backends that
+        have it.
+    """
+    info = target_info(target)
+    if debug:
+        for construct, t, what in debug_conflicts(module.helpers):
+            kind = "an overload" if construct == "overloads" else "a default argument"
+            raise module.source_map.error_at(
+                f"debug mode cannot check helper {what!r}, which takes a pointer and has "
+                f"{kind}: it passes hidden parameters (where each pointer points) after a "
+                f"helper's own, at every call of its name; give each overload its own name, "
+                f"pass every argument, or run this kernel without debug=True", t)
+    for construct, t, what in cxx_uses(module.helpers, kernel.body):
+        if construct in info.cxx_constructs:
+            continue
+        have = ", ".join(target_info(n).title for n in SCANNED_TARGETS
+                         if construct in target_info(n).cxx_constructs)
+        raise module.source_map.error_at(
+            f"{info.title} cannot build {_cxx_message(construct, what)}, or run this kernel "
+            f"on a backend whose language has it ({have})", t)
+
+
+def _refuse_everywhere(module: Module, kernel: KernelDef) -> None:
+    """What no target builds right: a lambda in a kernel with ``@synchronize``, a
+    ``namespace`` (portakern reads top-level helpers only: a function in a namespace gets
+    no address spaces on Metal, and debug mode does not check it), and a helper called
+    with explicit template arguments (debug mode's call rewriting does not see it)."""
+    body = significant(kernel.body)
+    if any(t.kind == "at" and t.text == "@synchronize" for t in body):
+        for t in cxx_uses([], kernel.body):
+            if t[0] == "lambdas":
+                raise module.source_map.error_at(
+                    "a lambda in a kernel with @synchronize: the barrier checks read its "
+                    "'return' as the kernel's, and its declaration is hoisted out of the "
+                    "bounds check with no type to write; write it as a helper function "
+                    "before the kernel, passing what it captures as parameters", t[1])
+    names = frozenset(f.name.text for f in functions_of(module))
+    hit = everywhere_refused(module.helpers + kernel.body, names)
+    if hit is None:
+        return
+    what, t = hit
+    if what == "template arguments":
+        fix = (f"a call of helper {t.text!r} with explicit template arguments: let the call "
+               f"deduce them from its arguments (cast one, '{t.text}((int)v)')")
+    else:
+        name = next((u.text for u in significant(module.helpers + kernel.body)
+                     if u.kind == "id" and u.line == t.line and u.col > t.col), "ns")
+        fix = (f"a namespace: portakern reads helper functions at the top level only (Metal "
+               f"needs their pointers' address spaces, debug mode checks their subscripts); "
+               f"drop the namespace and prefix the names instead, '{name}_sq' for "
+               f"'{name}::sq'")
+    raise module.source_map.error_at(f"{fix}; refused on every target", t)
 
 
 def _facts_issues(module: Module, kernel: KernelDef, body: list[Token], helpers: list[Token],

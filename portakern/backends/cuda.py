@@ -54,9 +54,9 @@ __all__ = ["CUDA", "INSTALL_HINT", "launch_config", "nvrtc_options", "cuda_array
            "reset_state"]
 
 
-#: NVRTC options of every launch and compile check. CuPy before v14 defaulted to an
-#: older C++ standard; pinning one makes the check and the launch compile alike.
-BASE_OPTIONS: tuple[str, ...] = ("-std=c++17",)
+#: NVRTC options of every launch and check: one C++ standard (CuPy before v14 had another);
+#: a struct's member functions, which have no ``__device__``, are device code (not host).
+BASE_OPTIONS: tuple[str, ...] = ("-std=c++17", "--device-as-default-execution-space")
 
 # Re-entered: for_array builds a CUDA, which registers its state.
 _LOCK = fork_safe_lock(reentrant=True)

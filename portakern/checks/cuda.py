@@ -37,6 +37,9 @@ _INSTALL_HINT = ("pip install nvidia-cuda-nvrtc (NVRTC for CUDA 13; "
 _ARCH_RE = re.compile(r"(?:compute|sm)_(?P<number>\d+)(?P<suffix>[af]?)")
 _NVRTC_SUCCESS = 0
 _NVCC_TIMEOUT_S = 300
+#: Options of portakern's NVRTC compiles that nvcc does not know (it fails on them): the
+#: fallback leaves them out.
+_NVRTC_ONLY = frozenset({"--device-as-default-execution-space", "-default-device"})
 
 
 @dataclass(frozen=True)
@@ -206,7 +209,8 @@ def _compile_nvcc(nvcc: str, source: str, arch: str, name: str, options: list[st
         path.write_text(source, encoding="utf-8")
         out = Path(tmp, "portakern-output.ptx")
         command = [nvcc, "--ptx", f"-arch={arch}", *(f"-I{d}" for d in include_dirs),
-                   *options, "-o", str(out), str(relative)]
+                   *(o for o in options if o not in _NVRTC_ONLY), "-o", str(out),
+                   str(relative)]
         proc = run(command, cwd=tmp, timeout=_NVCC_TIMEOUT_S)
         log = proc.stdout + proc.stderr
         if proc.returncode != 0 or not out.is_file():

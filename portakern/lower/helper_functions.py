@@ -45,7 +45,8 @@ def lower_helpers(helpers: list[Token]) -> list:
                     and _is_function_declaration(helpers, n)):
                 if decl_start >= 0:
                     out[decl_start:] = _without_specifiers(out[decl_start:])
-                out.insert(decl_start, Call("function_prefix", (), t.line))
+                out.insert(_after_template(out, decl_start), Call("function_prefix", (),
+                                                                  t.line))
                 decl_start = -1  # prefixed; don't prefix this declaration again
             depth += 1
         elif t.kind == "punct" and t.text in ")]}":
@@ -57,6 +58,23 @@ def lower_helpers(helpers: list[Token]) -> list:
             if n in tag_ends:
                 out.append(Gen(f" typedef struct {tag_ends[n]} {tag_ends[n]};"))
     return out
+
+
+def _after_template(out: list, at: int) -> int:
+    """Where a declaration's prefix goes: after its ``template <...>`` header, if any
+    (``template <typename U> __device__ U sq(U v)``), else at ``at``."""
+    code = [k for k in range(at, len(out)) if not (isinstance(out[k], Token)
+                                                    and out[k].kind in ("ws", "comment"))]
+    if not code or not (isinstance(out[code[0]], Token) and out[code[0]].text == "template"):
+        return at
+    depth = 0
+    for k in code[1:]:
+        it = out[k]
+        if isinstance(it, Token) and it.kind == "punct" and it.text in ("<", ">", ">>"):
+            depth += {"<": 1, ">": -1, ">>": -2}[it.text]
+            if depth <= 0:
+                return k + 1
+    return at
 
 
 #: What the user may write before a helper function; the target's ``function_prefix``

@@ -530,13 +530,31 @@ def _find_helpers(parts: list) -> list[_Helper]:
             pointers.append((ids[-1].text, marks[0].text == "&", param[0].at, marks[0].at,
                              index))
         after = close + 1
+        start = _template_start(items, n, it.at)  # each copy takes its `template <...>`
         if after < len(items) and _is(items[after], "{"):
             end = _match(items, after)
-            found.append(_Helper(name.text, it.at, items[end].at, pointers,
+            found.append(_Helper(name.text, start, items[end].at, pointers,
                                  (items[after].at, items[end].at), name.at))
         elif after < len(items):
-            found.append(_Helper(name.text, it.at, items[after].at, pointers, None, name.at))
+            found.append(_Helper(name.text, start, items[after].at, pointers, None, name.at))
     return found
+
+
+def _template_start(items: list[_Item], n: int, at: int) -> int:
+    """The part index of the ``template`` of a ``template <...>`` header just before the
+    function prefix ``items[n]``, else ``at`` (the prefix's)."""
+    if n == 0 or not _is(items[n - 1], ">", ">>"):
+        return at
+    depth = 0
+    for k in range(n - 1, -1, -1):
+        if _is(items[k], ">", ">>"):
+            depth += 1 if items[k].text == ">" else 2
+        elif _is(items[k], "<"):
+            depth -= 1
+            if depth == 0:
+                ok = k > 0 and items[k - 1].kind == "id" and items[k - 1].text == "template"
+                return items[k - 1].at if ok else at
+    return at
 
 
 def place_address_spaces(spaces: AddressSpaces, helpers: list, body: list, params: list,

@@ -246,8 +246,9 @@ _NOT_METHODS = frozenset({"alignas", "_Alignas", "__attribute__", "__declspec", 
 
 
 def struct_methods(helpers: list[Token]) -> list[tuple[str, Token]]:
-    """``(struct name, name token)`` of each member function of the structs defined at the
-    top level of ``helpers`` (a module's helpers, and a kernel's body after them): a method
+    """``(struct name, name token)`` of each member function of the structs defined in
+    ``helpers`` (a module's helpers, and a kernel's body after them), at the top level or
+    in any block of a function's body: a method
     ``float norm() const { ... }``, a constructor ``V(float a)`` or an ``operator+``
     declared in a struct's body, and one defined outside it (``float V::norm()``), in
     source order. OpenCL C (C99) has none: the target fact
@@ -258,7 +259,7 @@ def struct_methods(helpers: list[Token]) -> list[tuple[str, Token]]:
     n = 0
     while n < len(sig):
         t = sig[n]
-        if depth == 0 and t.kind == "id" and t.text in ("struct", "class"):
+        if t.kind == "id" and t.text in ("struct", "class"):  # in a nested block too
             brace = n + 1
             while brace < len(sig) and (sig[brace].kind == "id" or sig[brace].is_punct(":")):
                 brace += 1
