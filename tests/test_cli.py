@@ -283,6 +283,33 @@ def test_check_malformed_kernel_fails_before_compiling(
     assert out.count("Linaer'") == 1  # reported once, not once per target
 
 
+DEFAULT_ARGUMENT = """
+float scale(float v, float k = 2.0f) { return v * k; }
+@kernel void twice(float* y, const float* x) {
+    const long i = @index(Global, Linear);
+    y[i] = scale(x[i]);
+}
+"""
+
+
+def test_check_a_refusal_on_one_target_fails_that_target_only(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """OpenCL C has no default arguments: the opencl line fails with portakern's refusal,
+    and the other targets are still checked (the canonical rendering is OpenCL's)."""
+    path = tmp_path / "twice.pk"
+    path.write_text(DEFAULT_ARGUMENT)
+    with pytest.warns(pk.PortabilityWarning):
+        code, out, _ = run_cli("check", str(path), capsys=capsys)
+    assert code == 1
+    assert "before any compiler ran" not in out
+    lines = {ln.split()[0]: ln.split()[1] for ln in out.splitlines()
+             if ln.startswith("  ") and ln.split()[0] in ("c", "opencl", "cuda", "metal")}
+    assert lines["opencl"] == "FAILED"
+    assert "a default argument of helper 'scale'" in out
+    assert set(lines) == {"c", "opencl", "cuda", "metal"}
+    assert all(lines[t] in ("OK", "SKIPPED") for t in ("c", "cuda", "metal")), out
+
+
 def test_check_only_some_targets(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_cli("check", "negative", "--target", "metal", capsys=capsys)
     assert code == 0
