@@ -255,7 +255,7 @@ def methods_in(parts: list, names: frozenset[str]) -> list[Method]:
 
 def _shadowed(body: list, params: list, name: str) -> bool:
     """Whether a method declares ``name`` itself (then ``name`` there is not the member)."""
-    from .debug_views import _declares
+    from .debug_views import declares
 
     if any(isinstance(t, Token) and t.text == name for t in params):
         return True
@@ -263,8 +263,8 @@ def _shadowed(body: list, params: list, name: str) -> bool:
     for j, t in enumerate(sig):
         if t.kind == "id" and t.text == name and j:
             prev = sig[j - 1]
-            if _declares(prev) or (_is_tok(prev, "*", "&") and j > 1 and (
-                    _declares(sig[j - 2]) or _is_tok(sig[j - 2], "*", ","))):
+            if declares(prev) or (_is_tok(prev, "*", "&") and j > 1 and (
+                    declares(sig[j - 2]) or _is_tok(sig[j - 2], "*", ","))):
                 return True
     return False
 
