@@ -115,11 +115,15 @@ def check(record: np.ndarray, kernel: str, params: list, ndim: int, filename: st
         fn, name = helper_private[j] if j < len(helper_private) else ("?", f"#{j}")
         from ..lower.debug_rows import FLAT_DIMENSION
 
+        # A struct method's (lower.debug_methods): "Acc::add", its member arrays "this->bins".
+        where = f" (in {'method' if '::' in fn else 'helper'} {fn!r})"
+        kind = "member" if name.startswith("this->") else "private"
+        name = name.removeprefix("this->")
         if dimension == FLAT_DIMENSION:  # through a pointer into it, or passed whole
-            raise _flat_fault(kernel, "private", name, index, extent, work_item, filename,
-                              line, text, f" (in helper {fn!r})")
-        raise _private_fault(kernel, name, f" (in helper {fn!r})", dimension, index, extent,
-                             work_item, filename, line, text)
+            raise _flat_fault(kernel, kind, name, index, extent, work_item, filename,
+                              line, text, where)
+        raise _private_fault(kernel, name, where, dimension, index, extent,
+                             work_item, filename, line, text, kind)
     if argument <= ND_CODE:  # an axis of an N-d array parameter
         k, dimension = divmod(ND_CODE - argument, 16)
         name = params[k].name if k < len(params) else f"#{k}"
@@ -303,13 +307,13 @@ def launch_checked(backend: Any, kernel: Any, kdef: Any, compiled: Any, launch_a
 
 def _private_fault(kernel: str, name: str, where: str, dimension: int, index: int,
                    extent: int, work_item: tuple[int, ...] | None, filename: str, line: int,
-                   text: str | None) -> KernelFaultError:
+                   text: str | None, kind: str = "private") -> KernelFaultError:
     """The fault of an out-of-bounds subscript of a private array (``where``: in which
-    helper, or empty)."""
+    helper or method, or empty; ``kind``: "member" for a struct's member array)."""
     valid = f"valid indices 0 to {extent - 1}" if extent > 0 else "it is empty"
     item = (f"work-item {work_item}" if work_item is not None
             else "the code that runs once per workgroup")
-    message = (f"kernel {kernel!r}: out-of-bounds subscript {index} of private array "
+    message = (f"kernel {kernel!r}: out-of-bounds subscript {index} of {kind} array "
                f"{name!r}{where} (dimension {dimension}) at {filename}:{line}: that dimension "
                f"has {extent} element{'' if extent == 1 else 's'} ({valid}); {item} "
                f"faulted first. The access went to index 0 of that dimension instead "

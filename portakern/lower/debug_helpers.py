@@ -25,8 +25,9 @@ pointer parameter the helper moves (``a++``, ``a += k``, ``a = a + k``; ``*a++``
 offset is ``pk_dbg_k_o + (a - pk_dbg_k_a)``. Pointing one at another array (``a = b``),
 ``a++[k]`` and a helper named as a function pointer are refused (:class:`KernelSyntaxError`;
 a variable, parameter or field of the helper's name is not the helper).
-A call in a struct's method body, where no record is at hand, passes a null record and
-unknown extents (:func:`_outside`).
+A struct's method that takes the record too (:mod:`.debug_methods`) passes it on, with
+unknown extents; a call in any other method body, where no record is at hand, passes a null
+record and unknown extents (:func:`_outside`).
 
 Debug mode's initcheck and racecheck follow a ``@localmem`` array into a helper the same
 way: each pointer parameter also takes ``pk_dbg_k_w`` and ``pk_dbg_k_r``, the array's
@@ -124,11 +125,13 @@ def helper_private_arrays(parts: list) -> list[tuple[str, str, list[list]]]:
     """``(helper, array, sizes)`` of each private array the helper functions in ``parts``
     declare that debug mode checks (:mod:`.debug_helper_private`), in source order."""
     from .debug_helper_private import helper_privates
+    from .debug_methods import method_privates
 
     return helper_privates(parts, [
         (parts[name].text, [p for p, _ in _params_of(parts[open_at + 1:close])],
          parts[brace + 1:_match_items(parts, brace)])
-        for name, open_at, close, brace in definitions(parts) if brace >= 0])
+        for name, open_at, close, brace in definitions(parts) if brace >= 0]
+    ) + method_privates(parts)
 
 
 def _hidden_args(args: list[list], params: list[tuple[str, bool]], ids: list[list],
@@ -298,13 +301,16 @@ def _handed(prev: object) -> bool:
     return isinstance(prev, HandedOn)
 
 
-def check_helpers(parts: list, filename: str = "<kernel>") -> list:
+def check_helpers(parts: list, filename: str = "<kernel>",
+                  methods: frozenset[str] = frozenset()) -> list:
     """The lowered helper ``parts`` for debug mode: hidden parameters on every helper
-    function, its pointer parameters' subscripts checked, its calls passing them on."""
+    function, its pointer parameters' subscripts checked, its calls passing them on;
+    ``methods`` names the struct methods that take them too (:mod:`.debug_methods`)."""
     helpers = helper_pointers(parts)
-    if not helpers:
+    if not helpers and not methods:
         return parts
-    _no_function_pointers(parts, helpers, filename)
+    if helpers:
+        _no_function_pointers(parts, helpers, filename)
     privates = helper_private_arrays(parts)
     from .debug_helper_arrays import helper_array_params
 
@@ -332,7 +338,8 @@ def check_helpers(parts: list, filename: str = "<kernel>") -> list:
         elif _code(inner):  # (void)
             inner = []
         hidden = Call("debug_helper_params", (positions,), parts[name].line)
-        out += _outside(parts[last:name], helpers) + parts[name:open_at + 1] + inner + [hidden]
+        out += _outside(parts, last, name, helpers, methods, privates) \
+            + parts[name:open_at + 1] + inner + [hidden]
         if brace < 0:
             out += parts[close:close + 1]
             last = close + 1
@@ -361,6 +368,10 @@ def check_helpers(parts: list, filename: str = "<kernel>") -> list:
         rewritten = _rewrite_calls(body, helpers, known, lambda line, inside, ids=ids: ids, True,
                                    context_of=lambda inside: Call("helper_context",
                                                                   ("helper", True), 0))
+        from .debug_methods import pass_to_methods
+
+        rewritten = pass_to_methods(rewritten, methods, lambda line, inside, ids=ids: ids, True,
+                                    lambda inside: Call("helper_context", ("helper", True), 0))
         rewritten = check_private_in(parts, fn, rewritten, [p for p, _ in params], privates)
         rewritten = _check_body(rewritten, {p: known[p][:3] for p in checked}, checked)
         from .debug_helper_arrays import check_array_params
@@ -369,7 +380,7 @@ def check_helpers(parts: list, filename: str = "<kernel>") -> list:
         origins = [Call("debug_origin", (p, checked[p]), parts[name].line) for p in moved]
         out += parts[close:brace + 1] + origins + rewritten + [parts[end]]
         last = end + 1
-    return out + _outside(parts[last:], helpers)
+    return out + _outside(parts, last, len(parts), helpers, methods, privates)
 
 
 def _no_function_pointers(parts: list, helpers: dict, filename: str) -> None:
@@ -394,9 +405,46 @@ def _no_function_pointers(parts: list, helpers: dict, filename: str) -> None:
             filename, t.line, t.col)
 
 
-def _outside(parts: list, helpers: dict[str, list[tuple[str, bool]]]) -> list:
-    """Code outside the helper functions (a struct's method bodies) with each helper call
-    passing a null record and unknown extents: no fault record is at hand there, so the
-    helper's subscripts of those pointers run unchecked."""
-    return _rewrite_calls(parts, helpers, {}, lambda line, inside: [[Gen("-1")]] * 3, True,
-                          "0")
+def _outside(parts: list, lo: int, hi: int, helpers: dict[str, list[tuple[str, bool]]],
+             methods: frozenset[str], privates: list) -> list:
+    """Code outside the helper functions, ``parts[lo:hi]`` (structs): the methods that take
+    the hidden parameters get them (:func:`.debug_methods.check_method`); in the rest (the
+    other methods' bodies) each helper call passes a null record and unknown extents: no
+    fault record is at hand there, so the helper's subscripts of those pointers run
+    unchecked."""
+    from .debug_helper_private import private_places
+    from .debug_methods import check_method, methods_in
+
+    def plain(seg: list) -> list:
+        return _rewrite_calls(seg, helpers, {}, lambda line, inside: [[Gen("-1")]] * 3, True,
+                              "0") if helpers else seg
+
+    ids = [[Gen(f"pk_dbg_g{d}")] for d in range(3)]
+
+    def calls(m, body: list) -> list:
+        if not helpers:
+            return body
+        params = [t.text for t in parts[m.open + 1:m.close]
+                  if isinstance(t, Token) and t.kind == "id"]
+        mine = private_places(parts, m.full, body, params, privates)
+        known = {n: Whole(e) if multi else e for n, (e, multi) in mine.items()}
+        for k, (fn, name, dims) in enumerate(privates):  # its member arrays, 1-d
+            if fn == m.full and name.startswith("this->") and len(dims) == 1:
+                from .debug_helper_private import PRIVATE_FIRST
+
+                known[name[len("this->"):]] = ("0", [Gen("(pk_dbg ? "), *dims[0],
+                                                     Gen(" : -1)")],
+                                               str(-1 - 16 * (PRIVATE_FIRST + k)))
+        return _rewrite_calls(body, helpers, known, lambda line, inside: ids, True,
+                              context_of=lambda inside: Call("helper_context",
+                                                             ("helper", True), 0))
+
+    out: list = []
+    pos = lo
+    for m in methods_in(parts, methods) if methods else []:
+        if lo <= m.at and m.end < hi:
+            out += plain(parts[pos:m.open])
+            out += check_method(parts, m, methods, helpers,
+                                lambda body, m=m: calls(m, body), privates)
+            pos = m.end + 1
+    return out + plain(parts[pos:hi])

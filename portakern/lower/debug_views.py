@@ -32,7 +32,7 @@ from ..syntax.parts import Call, Gen, is_unary, item_step
 from ..syntax.parts import is_tok as _is_tok
 from ..syntax.parts import match_items as _match_items
 
-__all__ = ["additive", "after_header", "check_private", "debug_targets", "last_code",
+__all__ = ["declares", "additive", "after_header", "check_private", "debug_targets", "last_code",
            "one_term", "private_arrays", "rewrite_views", "skip_blank", "views", "views_of"]
 
 #: Words before ``name[`` that make it a use, not a declaration.
@@ -342,7 +342,7 @@ def _item_ids(ndim: int, line: int, inside: bool) -> list[list]:
     return ids + [[Gen("0")]] * (3 - ndim)
 
 
-def _declares(prev: object) -> bool:
+def declares(prev: object) -> bool:
     """Whether a name after ``prev`` is being declared (``prev`` ends in a type word)."""
     if isinstance(prev, Token):
         return prev.kind == "id" and prev.text not in _USE_WORDS
@@ -372,7 +372,7 @@ def check_private(parts: list, private: dict[str, list[list]], first: int, ndim:
         depth += item_step(it)
         prev = last_code(out)
         if isinstance(it, Token) and it.kind == "id" and it.text in private \
-                and not _is_tok(prev, ".", "->", "::") and not _declares(prev):
+                and not _is_tok(prev, ".", "->", "::") and not declares(prev):
             code = -1 - 16 * (first + names.index(it.text))
             where = ids if ids is not None else _item_ids(ndim, it.line, depth >= 0)
             out.append(it)

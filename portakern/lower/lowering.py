@@ -80,6 +80,8 @@ class LoweredKernel:
     #: thread-private sums, each with its private size: ``((name, U), ...)``
     #: (:mod:`portakern.lower.private_atomics`; the ``c`` template decides per bound type).
     private_atomics: tuple[tuple[str, int], ...] = ()
+    #: Debug mode: the struct methods that take the hidden record (:mod:`.debug_methods`).
+    debug_methods: frozenset[str] = frozenset()
 
     @property
     def workgroup_items(self) -> int:
@@ -244,6 +246,7 @@ def lower_kernel(kernel: KernelDef, module: Module, ndim: int, *,
     params = [*kernel.params, *hidden_params(kernel.params)]
     checked: list = []
     localmem = lw.localmem
+    methods: frozenset[str] = frozenset()
     if debug:
         params = [*params, Param(DEBUG_RECORD, "long", True, False, len(params))]
         arrays = {p.name for p in kernel.params if p.pointer and not p.axes}
@@ -281,6 +284,14 @@ def lower_kernel(kernel: KernelDef, module: Module, ndim: int, *,
                                lambda line, inside: item_ids(ndim, line, inside),
                                not lockstep, local, _shadowed(lw, lockstep, initcheck),
                                lockstep, {flat_text(n, len(ranked[n])): n for n in rows})
+        from .debug_methods import checkable_methods, pass_to_methods
+
+        methods = checkable_methods(expand_macros(module.helpers), kernel.body)
+        epoch = any(_shadowed(lw, lockstep, initcheck).values())
+        checked = pass_to_methods(
+            checked, methods, lambda line, inside: item_ids(ndim, line, inside), not lockstep,
+            lambda here: Call("helper_context", (("loop" if here else "group") if lockstep
+                                                 else "any", epoch), 0))
         checked = check_subscripts(checked, arrays, ndim,
                                    inside_item=not lockstep, local=lw.local_dims)
         checked = check_private(checked, private, len(lw.local_dims), ndim,
@@ -310,7 +321,8 @@ def lower_kernel(kernel: KernelDef, module: Module, ndim: int, *,
                          kernel.unsafe_indices, localmem, body, masked, kernel.line,
                          lockstep, debug, checked, workgroupsize=lw.declared,
                          contract=kernel.contract,
-                         private_atomics=tuple(sorted(getattr(lw, "private", {}).items())))
+                         private_atomics=tuple(sorted(getattr(lw, "private", {}).items())),
+                         debug_methods=methods)
 
 
 def _shadowed(lw: Lowerer, lockstep: bool, initcheck: bool) -> dict[str, bool]:

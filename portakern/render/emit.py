@@ -313,7 +313,7 @@ def render_lowered(lowered: LoweredKernel, module_helpers: object, target: str,
     if lowered.debug:  # helpers' pointer parameters checked too
         from ..lower.debug_helpers import check_helpers
 
-        helper_parts = check_helpers(helper_parts, filename)
+        helper_parts = check_helpers(helper_parts, filename, lowered.debug_methods)
     local_decls, half_bits = lowered.localmem, {}
     from ..lower.bf16_storage import BF16, bf16_variant, bf16_words, uses_bf16
 
