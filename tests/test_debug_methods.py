@@ -201,22 +201,17 @@ def test_methods_build_for_metal_clang_in_debug_mode() -> None:
 
 
 def test_methods_build_for_nvrtc_in_debug_mode_as_without_it() -> None:
-    """NVRTC builds debug mode's methods wherever it builds the plain ones (today it builds
-    neither: a struct's method has no __device__, a limit outside debug mode)."""
+    """NVRTC builds a struct's methods as device code (``--device-as-default-execution-space``
+    in portakern's options), in debug mode and out of it."""
+    from portakern.backends.cuda import BASE_OPTIONS
     from portakern.checks.cuda import compile_cuda_ptx, cuda_check_available
-    from portakern.errors import CompilationError
 
     ok, why = cuda_check_available()
     if not ok:
         pytest.skip(f"no CUDA compiler: {why}")
     for source in (MEMBER, HELPER_FROM_METHOD, UNSEEN):
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", pk.PortabilityWarning)
-                compile_cuda_ptx(pk.kernel(source).rendered("cuda", {}, 1).source)
-        except CompilationError as err:
-            assert "execution space" in str(err)
-            with pytest.raises(CompilationError, match="execution space"):
-                compile_cuda_ptx(kernel(source).rendered("cuda", {}, 1).source)
-            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", pk.PortabilityWarning)
+            plain = pk.kernel(source).rendered("cuda", {}, 1).source
+            assert ".entry" in compile_cuda_ptx(plain, options=BASE_OPTIONS)
         compile_for_gpus(kernel(source), mlx=False)

@@ -34,10 +34,13 @@ def compile_for_gpus(kernel: pk.Kernel, *, mlx: bool = True) -> None:
             check_metal(mlx_source(r), sources=r.sources())
     ok_cuda, why_cuda = cuda_check_available()
     if ok_cuda:
+        from portakern.backends.cuda import BASE_OPTIONS  # a launch's own options
+
         r = kernel.rendered("cuda", {}, 1)
-        compile_cuda_ptx(r.source)
+        compile_cuda_ptx(r.source, options=BASE_OPTIONS)
         if mlx:
-            compile_cuda_ptx(mlx_source(r, default_header=_mlx.CUDA_HEADER_STANDIN))
+            compile_cuda_ptx(mlx_source(r, default_header=_mlx.CUDA_HEADER_STANDIN),
+                             options=BASE_OPTIONS)
     if not (ok_metal or ok_cuda):
         pytest.skip(f"no Metal check ({why_metal}) and no CUDA compiler ({why_cuda})")
 
