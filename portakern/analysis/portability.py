@@ -37,6 +37,7 @@ from ..syntax.pointer_checks import check_pointer_depth
 from ..syntax.structs import struct_methods
 from ..target_facts import CONSTANTS, MATH_FUNCTIONS, facts
 from ..targets import (
+    DIALECT_WORDS,
     METAL_RESERVED_WORDS,
     OPENCL_RESERVED_WORDS,
     builtin_targets,
@@ -45,7 +46,7 @@ from ..targets import (
 from .localmem_sizes import check_localmem_sizes
 
 __all__ = ["Issue", "METAL_RESERVED_WORDS", "OPENCL_RESERVED_WORDS", "SCANNED_TARGETS",
-           "scan", "merge", "refuse_methods", "refuse_cxx_constructs"]
+           "scan", "merge", "refuse_methods", "refuse_cxx_constructs", "refuse_dialect_words"]
 
 #: The built-in targets a kernel is scanned for (``c`` is CPU()'s native C++ path).
 SCANNED_TARGETS = builtin_targets()
@@ -120,6 +121,8 @@ def scan(module: Module, kernel: KernelDef, target: str,
     found += [(f"cxx:{construct}", t, _cxx_message(construct, what))
               for construct, t, what in cxx_uses(module.helpers, kernel.body)
               if construct not in info.cxx_constructs]
+    found += [("dialect", t, _dialect_message(t.text))
+              for t in dialect_words(body, helpers) if t.text not in info.dialect_words]
     found += _facts_issues(module, kernel, body, helpers, target, tree_facts)
     return [Issue((kind, tok.line, tok.col, tok.text), filename, tok.line, tok.col,
                   (target,), message) for kind, tok, message in found]
@@ -183,6 +186,7 @@ def refuse_cxx_constructs(module: Module, kernel: KernelDef, target: str,
     (:attr:`~portakern.targets.TargetInfo.cxx_constructs`), instead of its compiler's
     error.
 
+    Another dialect's own spelling is refused too (:func:`refuse_dialect_words`).
     In ``debug`` mode an overloaded helper taking a pointer, or one with a default
     argument, is refused on every target
     (:func:`~portakern.syntax.cxx_constructs.debug_conflicts`).
@@ -210,6 +214,59 @@ def refuse_cxx_constructs(module: Module, kernel: KernelDef, target: str,
         raise module.source_map.error_at(
             f"{info.title} cannot build {_cxx_message(construct, what)}, or run this kernel "
             f"on a backend whose language has it ({have})", t)
+    refuse_dialect_words(module, kernel, target)
+
+
+def dialect_words(body: list[Token], helpers: list[Token]) -> list[Token]:
+    """The uses of one dialect's own spellings (:data:`~portakern.targets.DIALECT_WORDS`)
+    in significant tokens: a function called, an object read with ``.``, a qualifier;
+    never a member (``s.select``) nor a helper of the source's own of that name."""
+    tokens = body + helpers
+    own = _defined_functions(helpers)
+    out = []
+    for n, t in enumerate(tokens):
+        hit = DIALECT_WORDS.get(t.text) if t.kind == "id" else None
+        if hit is None or t.text in own:
+            continue
+        if n > 0 and (tokens[n - 1].is_punct(".") or tokens[n - 1].is_punct("->")):
+            continue
+        after = tokens[n + 1] if n + 1 < len(tokens) else None
+        if hit[0] == "call" and not (after is not None and after.is_punct("(")) and not (
+                t.text == "as_type" and after is not None and after.is_punct("<")):
+            continue
+        if hit[0] == "member" and not (after is not None and after.is_punct(".")):
+            continue
+        out.append(t)
+    return out
+
+
+def _dialect_message(word: str) -> str:
+    """What a dialect's own spelling is and the portable one (the targets aside)."""
+    have = ", ".join(target_info(n).title for n in SCANNED_TARGETS
+                     if word in target_info(n).dialect_words)
+    return f"{word!r} is {have}'s own spelling; {DIALECT_WORDS[word][1]}"
+
+
+def refuse_dialect_words(module: Module, kernel: KernelDef, target: str) -> None:
+    """Refuse a rendering for ``target`` that uses another dialect's own spelling
+    (CUDA's ``threadIdx``, OpenCL's ``barrier``, ...), instead of its compiler's error.
+
+    Raises
+    ------
+    KernelSyntaxError
+        At the first such word, naming the target, the portable spelling and the
+        backends whose language has it.
+    """
+    info = target_info(target)
+    for t in dialect_words(significant(kernel.body), significant(module.helpers)):
+        if t.text in info.dialect_words:
+            continue
+        have = ", ".join(target_info(n).title for n in SCANNED_TARGETS
+                         if t.text in target_info(n).dialect_words)
+        raise module.source_map.error_at(
+            f"{info.title} cannot build {t.text!r}, {have}'s own spelling; "
+            f"{DIALECT_WORDS[t.text][1]}, which every target builds (or put it under "
+            f"{{% if target == ... %}} for {have})", t)
 
 
 def _refuse_everywhere(module: Module, kernel: KernelDef) -> None:
