@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["CANONICAL_TARGET", "CXX_CONSTRUCTS", "DIALECT_WORDS", "METAL_RESERVED_WORDS",
-           "OPENCL_RESERVED_WORDS", "TargetInfo", "builtin_targets", "register_target", "target_info"]
+           "OPENCL_RESERVED_WORDS", "TargetInfo", "builtin_targets", "register_target",
+           "target_info"]
 
 #: The target whose rendering fixes a kernel's signature and the list of a source's
 #: kernels (every other target must agree), and the one ``render()`` uses by default.

@@ -151,9 +151,9 @@ def test_half_literals_and_long_long_run_on_every_path(path: Any) -> None:
     a = np.arange(8, dtype=np.float32)
     with warnings.catch_warnings():
         warnings.simplefilter("error", pk.NativeFallbackWarning)
-        h, l, _ = path.run(kernel, np.zeros(8, np.float16), np.zeros(8, np.int64), a, ndrange=8)
+        h, wide, _ = path.run(kernel, np.zeros(8, np.float16), np.zeros(8, np.int64), a, ndrange=8)
     assert h.tolist() == (a * 1.5 + 0.25).tolist()
-    assert l.tolist() == [(1 << 40) + k for k in range(8)]
+    assert wide.tolist() == [(1 << 40) + k for k in range(8)]
 
 
 @pytest.mark.parametrize("target", ["cuda", "c"])
