@@ -165,3 +165,34 @@ def test_half_literals_render_as_casts_where_the_dialect_has_no_suffix(target: s
 def test_metal_and_opencl_keep_their_half_literals() -> None:
     kernel = pk.kernel(LITERALS)
     assert "1.5h" in kernel.render("metal") and "1.5h" in kernel.render("opencl")
+
+
+# -- 4. OpenCL's vector literal ----------------------------------------------------------------
+
+@pytest.mark.parametrize("literal, fix", [
+    ("(float4)(1.0f, 2.0f, 3.0f, 4.0f)", "float4(v0, v1, v2, v3)"),
+    ("(int2)((int)i, (int)(i + 1))", "int2(v0, v1)"),
+], ids=["float4", "int2-nested"])
+def test_opencl_vector_literals_are_refused_at_the_line_with_the_constructor(
+        literal: str, fix: str) -> None:
+    source = ("@kernel void k(float* o) {\n    const long i = @index(Global, Linear);\n"
+              f"    o[i] = (float)({literal}).x;\n}}\n")
+    with pytest.raises(KernelSyntaxError, match="comma operator") as info:
+        pk.kernel(source, filename="user.pk")
+    err = info.value
+    assert err.lineno == 3 and fix in str(err)
+    assert source.split("\n")[2][err.offset - 1:].startswith(literal[1:4])
+
+
+@pytest.mark.parametrize("expr", [
+    "float4(1.0f, 2.0f, 3.0f, 4.0f)",   # the constructor
+    "(float4)(v)",                      # a cast of one value
+    "sq((float)(i), 1.0f)",             # a scalar cast, then a call's list
+], ids=["constructor", "one-value-cast", "scalar-cast"])
+def test_vector_constructors_and_casts_of_one_value_pass(expr: str) -> None:
+    source = ("float4 sq(float a, float b) { return float4(a * b); }\n"
+              "@kernel void k(float* o) {\n    const long i = @index(Global, Linear);\n"
+              f"    float4 v = float4(2.0f);\n    float4 w = {expr};\n    o[i] = w.x + v.y;\n}}\n")
+    kernel, messages = created(source)
+    assert messages == []
+    assert "float4" in kernel.render("cuda")

@@ -35,6 +35,7 @@ from ..syntax.functions import functions_of
 from ..syntax.language import KernelDef, Module, Token, significant
 from ..syntax.pointer_checks import check_pointer_depth
 from ..syntax.structs import struct_methods
+from ..syntax.vectors import cast_literal
 from ..target_facts import CONSTANTS, MATH_FUNCTIONS, facts
 from ..targets import (
     DIALECT_WORDS,
@@ -270,7 +271,9 @@ def refuse_dialect_words(module: Module, kernel: KernelDef, target: str) -> None
 
 
 def _refuse_everywhere(module: Module, kernel: KernelDef) -> None:
-    """What no target builds right: a lambda in a kernel with ``@synchronize``, a
+    """What no target builds right: OpenCL's vector literal ``(float4)(a, b, c, d)`` (the
+    comma operator in C++: Metal built it, with every component ``d``), a lambda in a
+    kernel with ``@synchronize``, a
     ``namespace`` (portakern reads top-level helpers only: a function in a namespace gets
     no address spaces on Metal, and debug mode does not check it), and a helper called
     with explicit template arguments (debug mode's call rewriting does not see it)."""
@@ -283,6 +286,14 @@ def _refuse_everywhere(module: Module, kernel: KernelDef) -> None:
                     "'return' as the kernel's, and its declaration is hoisted out of the "
                     "bounds check with no type to write; write it as a helper function "
                     "before the kernel, passing what it captures as parameters", t[1])
+    literal = cast_literal(significant(module.helpers) + body)
+    if literal is not None:
+        t, values = literal
+        shown = ", ".join(f"v{k}" for k in range(values))
+        raise module.source_map.error_at(
+            f"({t.text})({shown}) is OpenCL C's vector literal: in C++ (CUDA, Metal, the native "
+            f"path) the list is the comma operator, and every component gets v{values - 1}; "
+            f"write the constructor, {t.text}({shown}), which every target builds", t)
     names = frozenset(f.name.text for f in functions_of(module))
     hit = everywhere_refused(module.helpers + kernel.body, names)
     if hit is None:
