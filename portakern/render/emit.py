@@ -270,8 +270,10 @@ class _Emitter:
                 put(text)
             elif isinstance(part, Gen):
                 put(part.text)
+                last = ""
             elif isinstance(part, Call):
                 put(self.call(part))
+                last = ""
             # the @uniform marker renders as nothing
         return "".join(out)
 
