@@ -14,8 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["CANONICAL_TARGET", "CXX_CONSTRUCTS", "METAL_RESERVED_WORDS", "OPENCL_RESERVED_WORDS",
-           "TargetInfo", "builtin_targets", "register_target", "target_info"]
+__all__ = ["CANONICAL_TARGET", "CXX_CONSTRUCTS", "DIALECT_WORDS", "METAL_RESERVED_WORDS",
+           "OPENCL_RESERVED_WORDS", "TargetInfo", "builtin_targets", "register_target",
+           "target_info"]
 
 #: The target whose rendering fixes a kernel's signature and the list of a source's
 #: kernels (every other target must agree), and the one ``render()`` uses by default.
@@ -26,6 +27,55 @@ CANONICAL_TARGET = "opencl"
 #: :mod:`portakern.syntax.cxx_constructs`): the C++ dialects have them all.
 CXX_CONSTRUCTS = frozenset({"overloads", "default_arguments", "lambdas", "constexpr",
                             "templates"})
+
+
+_INDEX = ("write @index(Global|Local|Group, Linear) (or NTuple), @groupsize(d), @groups(d), "
+          "@ndrange(d)")
+_BARRIER = "write @synchronize()"
+_ATOMIC = "write @atomic_add(&a[i], v) (also sub, min, max, xchg, and, or, xor, cas)"
+_BITCAST = "write @bitcast(float, bits) (or int, uint, half, ushort)"
+_QUALIFIER = "drop it (portakern writes each target's helper qualifier)"
+#: One dialect's own spelling of what portakern spells once for every target: word ->
+#: (how it is used: ``call`` a function, ``member`` an object read with ``.``, ``word`` any
+#: use; what to write instead). Which dialect has which is ``TargetInfo.dialect_words``;
+#: a word a target lacks warns at ``pk.kernel()`` and its rendering there is refused
+#: (:func:`portakern.analysis.portability.refuse_dialect_words`), instead of that
+#: compiler's error or the native path's fall-back to PoCL.
+DIALECT_WORDS: dict[str, tuple[str, str]] = {
+    **{w: ("member", _INDEX) for w in ("threadIdx", "blockIdx", "blockDim", "gridDim")},
+    **{w: ("call", _INDEX) for w in ("get_global_id", "get_local_id", "get_group_id",
+                                     "get_global_size", "get_local_size", "get_num_groups")},
+    **{w: ("call", _BARRIER) for w in ("__syncthreads", "barrier", "work_group_barrier",
+                                       "threadgroup_barrier")},
+    **{w: ("word", _BARRIER) for w in ("CLK_LOCAL_MEM_FENCE", "CLK_GLOBAL_MEM_FENCE")},
+    "__shared__": ("word", "write @localmem T name[size]; (or @localmem T name; for one value)"),
+    **{w: ("call", _ATOMIC) for w in (
+        "atomicAdd", "atomicSub", "atomicMin", "atomicMax", "atomicExch", "atomicCAS",
+        "atomicAnd", "atomicOr", "atomicXor", "atomic_add", "atomic_sub", "atomic_min",
+        "atomic_max", "atomic_xchg", "atomic_cmpxchg", "atomic_and", "atomic_or",
+        "atomic_xor", "atomic_inc", "atomic_dec", "atomic_fetch_add_explicit")},
+    **{w: ("word", _QUALIFIER) for w in ("__device__", "__forceinline__", "__host__",
+                                         "__noinline__")},
+    "__constant__": ("word", "write a #define, or pass the table as a const array parameter"),
+    **{w: ("call", _BITCAST) for w in (
+        "__int_as_float", "__float_as_int", "__uint_as_float", "__float_as_uint",
+        "as_float", "as_int", "as_uint", "as_type")},
+    "select": ("call", "write the conditional operator, 'c ? b : a' for select(a, b, c)"),
+}
+_CUDA_WORDS = frozenset({
+    "threadIdx", "blockIdx", "blockDim", "gridDim", "__syncthreads", "__shared__",
+    "atomicAdd", "atomicSub", "atomicMin", "atomicMax", "atomicExch", "atomicCAS",
+    "atomicAnd", "atomicOr", "atomicXor", "__device__", "__forceinline__", "__host__",
+    "__noinline__", "__constant__", "__int_as_float", "__float_as_int", "__uint_as_float",
+    "__float_as_uint"})
+_OPENCL_WORDS = frozenset({
+    "get_global_id", "get_local_id", "get_group_id", "get_global_size", "get_local_size",
+    "get_num_groups", "barrier", "work_group_barrier", "CLK_LOCAL_MEM_FENCE",
+    "CLK_GLOBAL_MEM_FENCE", "atomic_add", "atomic_sub", "atomic_min", "atomic_max",
+    "atomic_xchg", "atomic_cmpxchg", "atomic_and", "atomic_or", "atomic_xor", "atomic_inc",
+    "atomic_dec", "as_float", "as_int", "as_uint", "select"})
+_METAL_WORDS = frozenset({"threadgroup_barrier", "atomic_fetch_add_explicit", "as_type",
+                          "select"})
 
 
 @dataclass(frozen=True)
@@ -85,6 +135,12 @@ class TargetInfo:
         ``lambdas``, ``constexpr``, ``templates`` (a ``template <...>`` helper). A
         construct it lacks warns at ``pk.kernel()`` and its rendering is refused
         (:func:`portakern.analysis.portability.refuse_cxx_constructs`).
+    dialect_words : frozenset of str
+        The words of :data:`DIALECT_WORDS` its language has (CUDA's ``threadIdx``,
+        OpenCL's ``barrier``, Metal's ``as_type``); a plugin's target has none.
+    half_literals : bool
+        A ``1.5h`` literal is the language's (OpenCL, Metal); without it (CUDA, C++) the
+        renderer writes ``((half)1.5f)``.
     initcheck : bool
         Its ``macros.j2`` defines debug mode's initcheck primitives (``initcheck_clear``,
         ``local_read``, ``local_write``, ``local_update``) for a kernel lowered without
@@ -108,6 +164,8 @@ class TargetInfo:
     constructors: bool = True
     methods: bool = True
     cxx_constructs: frozenset[str] = CXX_CONSTRUCTS
+    dialect_words: frozenset[str] = frozenset()
+    half_literals: bool = True
 
     def facts(self) -> Any:
         """What this target has: math functions, constants, atomics, device features
@@ -182,15 +240,16 @@ OPENCL_RESERVED_WORDS = frozenset({
 _BUILTIN = (
     TargetInfo("opencl", "OpenCL", pointer_address_spaces=True, address_spaces=OPENCL_SPACES,
                reserved_words=OPENCL_RESERVED_WORDS, initcheck=True, operators=False,
-               methods=False, cxx_constructs=frozenset()),
-    TargetInfo("cuda", "CUDA", initcheck=True),
+               methods=False, cxx_constructs=frozenset(), dialect_words=_OPENCL_WORDS),
+    TargetInfo("cuda", "CUDA", initcheck=True, dialect_words=_CUDA_WORDS, half_literals=False),
     TargetInfo("metal", "Metal", printf=False, prints=False, pointer_address_spaces=True,
                address_spaces=METAL_SPACES,
                reserved_words=METAL_RESERVED_WORDS, double=False, initcheck=True,
                constructors=False,
                # The MSL specification (1.5.4, "Restrictions") has no lambda expressions.
-               cxx_constructs=CXX_CONSTRUCTS - {"lambdas"}),
-    TargetInfo("c", "the native C++ path (CPU())", lockstep=True, printf=False),
+               cxx_constructs=CXX_CONSTRUCTS - {"lambdas"}, dialect_words=_METAL_WORDS),
+    TargetInfo("c", "the native C++ path (CPU())", lockstep=True, printf=False,
+               half_literals=False),
 )
 _TABLE: dict[str, TargetInfo] = {t.name: t for t in _BUILTIN}
 

@@ -180,8 +180,9 @@ LOOKALIKES = {
                        "    default: y[i] = x[i];\n    }\n"),
     "subscripts": ("    float t[2][2] = { {1.0f, 2.0f}, {3.0f, 4.0f} };\n"
                    "    y[i] = t[0][1] + x[(i)];\n"),
-    "vector-literal": ("    float2 p = (float2)(x[i], 1.0f);\n"
-                       "    y[i] = p.x;\n"),
+    # a cast of one value: OpenCL's (float2)(a, b) is refused (tests/test_probe_gaps.py)
+    "vector-cast": ("    float2 q = float2(x[i], 1.0f);\n    float2 p = (float2)(q);\n"
+                    "    y[i] = p.x;\n"),
     "comparison-and-assign": ("    float v = x[i];\n    v += 1.0f;\n"
                               "    y[i] = v == 2.0f ? v : v;\n"),
     "word-in-a-comment": ("    // constexpr, template, namespace and [=](x) in a comment\n"

@@ -35,8 +35,10 @@ from ..syntax.functions import functions_of
 from ..syntax.language import KernelDef, Module, Token, significant
 from ..syntax.pointer_checks import check_pointer_depth
 from ..syntax.structs import struct_methods
+from ..syntax.vectors import cast_literal
 from ..target_facts import CONSTANTS, MATH_FUNCTIONS, facts
 from ..targets import (
+    DIALECT_WORDS,
     METAL_RESERVED_WORDS,
     OPENCL_RESERVED_WORDS,
     builtin_targets,
@@ -45,7 +47,7 @@ from ..targets import (
 from .localmem_sizes import check_localmem_sizes
 
 __all__ = ["Issue", "METAL_RESERVED_WORDS", "OPENCL_RESERVED_WORDS", "SCANNED_TARGETS",
-           "scan", "merge", "refuse_methods", "refuse_cxx_constructs"]
+           "scan", "merge", "refuse_methods", "refuse_cxx_constructs", "refuse_dialect_words"]
 
 #: The built-in targets a kernel is scanned for (``c`` is CPU()'s native C++ path).
 SCANNED_TARGETS = builtin_targets()
@@ -120,6 +122,8 @@ def scan(module: Module, kernel: KernelDef, target: str,
     found += [(f"cxx:{construct}", t, _cxx_message(construct, what))
               for construct, t, what in cxx_uses(module.helpers, kernel.body)
               if construct not in info.cxx_constructs]
+    found += [("dialect", t, _dialect_message(t.text))
+              for t in dialect_words(body, helpers) if t.text not in info.dialect_words]
     found += _facts_issues(module, kernel, body, helpers, target, tree_facts)
     return [Issue((kind, tok.line, tok.col, tok.text), filename, tok.line, tok.col,
                   (target,), message) for kind, tok, message in found]
@@ -183,6 +187,7 @@ def refuse_cxx_constructs(module: Module, kernel: KernelDef, target: str,
     (:attr:`~portakern.targets.TargetInfo.cxx_constructs`), instead of its compiler's
     error.
 
+    Another dialect's own spelling is refused too (:func:`refuse_dialect_words`).
     In ``debug`` mode an overloaded helper taking a pointer, or one with a default
     argument, is refused on every target
     (:func:`~portakern.syntax.cxx_constructs.debug_conflicts`).
@@ -210,10 +215,65 @@ def refuse_cxx_constructs(module: Module, kernel: KernelDef, target: str,
         raise module.source_map.error_at(
             f"{info.title} cannot build {_cxx_message(construct, what)}, or run this kernel "
             f"on a backend whose language has it ({have})", t)
+    refuse_dialect_words(module, kernel, target)
+
+
+def dialect_words(body: list[Token], helpers: list[Token]) -> list[Token]:
+    """The uses of one dialect's own spellings (:data:`~portakern.targets.DIALECT_WORDS`)
+    in significant tokens: a function called, an object read with ``.``, a qualifier;
+    never a member (``s.select``) nor a helper of the source's own of that name."""
+    tokens = body + helpers
+    own = _defined_functions(helpers)
+    out = []
+    for n, t in enumerate(tokens):
+        hit = DIALECT_WORDS.get(t.text) if t.kind == "id" else None
+        if hit is None or t.text in own:
+            continue
+        if n > 0 and (tokens[n - 1].is_punct(".") or tokens[n - 1].is_punct("->")):
+            continue
+        after = tokens[n + 1] if n + 1 < len(tokens) else None
+        if hit[0] == "call" and not (after is not None and after.is_punct("(")) and not (
+                t.text == "as_type" and after is not None and after.is_punct("<")):
+            continue
+        if hit[0] == "member" and not (after is not None and after.is_punct(".")):
+            continue
+        out.append(t)
+    return out
+
+
+def _dialect_message(word: str) -> str:
+    """What a dialect's own spelling is and the portable one (the targets aside)."""
+    have = ", ".join(target_info(n).title for n in SCANNED_TARGETS
+                     if word in target_info(n).dialect_words)
+    return f"{word!r} is {have}'s own spelling; {DIALECT_WORDS[word][1]}"
+
+
+def refuse_dialect_words(module: Module, kernel: KernelDef, target: str) -> None:
+    """Refuse a rendering for ``target`` that uses another dialect's own spelling
+    (CUDA's ``threadIdx``, OpenCL's ``barrier``, ...), instead of its compiler's error.
+
+    Raises
+    ------
+    KernelSyntaxError
+        At the first such word, naming the target, the portable spelling and the
+        backends whose language has it.
+    """
+    info = target_info(target)
+    for t in dialect_words(significant(kernel.body), significant(module.helpers)):
+        if t.text in info.dialect_words:
+            continue
+        have = ", ".join(target_info(n).title for n in SCANNED_TARGETS
+                         if t.text in target_info(n).dialect_words)
+        raise module.source_map.error_at(
+            f"{info.title} cannot build {t.text!r}, {have}'s own spelling; "
+            f"{DIALECT_WORDS[t.text][1]}, which every target builds (or put it under "
+            f"{{% if target == ... %}} for {have})", t)
 
 
 def _refuse_everywhere(module: Module, kernel: KernelDef) -> None:
-    """What no target builds right: a lambda in a kernel with ``@synchronize``, a
+    """What no target builds right: OpenCL's vector literal ``(float4)(a, b, c, d)`` (the
+    comma operator in C++: Metal built it, with every component ``d``), a lambda in a
+    kernel with ``@synchronize``, a
     ``namespace`` (portakern reads top-level helpers only: a function in a namespace gets
     no address spaces on Metal, and debug mode does not check it), and a helper called
     with explicit template arguments (debug mode's call rewriting does not see it)."""
@@ -226,6 +286,14 @@ def _refuse_everywhere(module: Module, kernel: KernelDef) -> None:
                     "'return' as the kernel's, and its declaration is hoisted out of the "
                     "bounds check with no type to write; write it as a helper function "
                     "before the kernel, passing what it captures as parameters", t[1])
+    literal = cast_literal(significant(module.helpers) + body)
+    if literal is not None:
+        t, values = literal
+        shown = ", ".join(f"v{k}" for k in range(values))
+        raise module.source_map.error_at(
+            f"({t.text})({shown}) is OpenCL C's vector literal: in C++ (CUDA, Metal, the native "
+            f"path) the list is the comma operator, and every component gets v{values - 1}; "
+            f"write the constructor, {t.text}({shown}), which every target builds", t)
     names = frozenset(f.name.text for f in functions_of(module))
     hit = everywhere_refused(module.helpers + kernel.body, names)
     if hit is None:

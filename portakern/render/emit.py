@@ -223,11 +223,13 @@ class _Emitter:
     """Turn parts into text, inserting #line where the user line changes."""
 
     def __init__(self, macros: object, type_names: dict[str, str], filename: str,
-                 line_directives: bool = True) -> None:
+                 line_directives: bool = True, half_literals: bool = True) -> None:
         self.macros = macros
         self.type_names = type_names
         self.quoted = quote_filename(filename)
         self.line_directives = line_directives
+        #: ``1.5h`` is the dialect's (TargetInfo.half_literals); else ``((half)1.5f)``.
+        self.half_literals = half_literals
 
     def emit(self, parts: list) -> str:
         from ..syntax.parts import Call, Gen
@@ -235,6 +237,7 @@ class _Emitter:
         out: list[str] = []
         cur: int | None = None  # the line the compiler believes the current line is
         bol = True
+        last = ""  # the previous identifier or number: `long long` is portakern's `long`
 
         def put(text: str) -> None:
             nonlocal cur, bol
@@ -255,13 +258,22 @@ class _Emitter:
                     cur = part.line
                     bol = True
                 text = part.text
+                if part.kind == "id" and text == "long" and last == "long":
+                    continue
+                if part.kind not in ("ws", "comment"):
+                    last = text if part.kind in ("id", "num") else ""
                 if part.kind == "id":
                     text = self.type_names.get(text, text)
+                elif (part.kind == "num" and not self.half_literals and text[-1:] in ("h", "H")
+                      and not text.lower().startswith("0x")):
+                    text = f"(({self.type_names.get('half', 'half')}){text[:-1]}f)"
                 put(text)
             elif isinstance(part, Gen):
                 put(part.text)
+                last = ""
             elif isinstance(part, Call):
                 put(self.call(part))
+                last = ""
             # the @uniform marker renders as nothing
         return "".join(out)
 
@@ -269,7 +281,8 @@ class _Emitter:
         args = []
         for a in part.args:
             if isinstance(a, list):
-                args.append(_Emitter(self.macros, self.type_names, "", False).emit(a))
+                args.append(_Emitter(self.macros, self.type_names, "", False,
+                                     self.half_literals).emit(a))
             else:
                 args.append(a)
         macro = getattr(self.macros, part.macro)
@@ -303,7 +316,10 @@ def render_lowered(lowered: LoweredKernel, module_helpers: object, target: str,
             f"unknown target {target!r}; known targets: {', '.join(available_targets())}"
         ) from exc
     type_names: dict[str, str] = dict(getattr(macros, "type_names", {}))
-    emitter = _Emitter(macros, type_names, filename)
+    from ..targets import target_info
+
+    half_literals = target_info(target).half_literals
+    emitter = _Emitter(macros, type_names, filename, half_literals=half_literals)
     if lowered.debug:  # the subscripts a #define writes, where used (docs/debugging.md)
         from ..syntax.macros import expand_macros
 
@@ -349,7 +365,8 @@ def render_lowered(lowered: LoweredKernel, module_helpers: object, target: str,
     # and its fact leave the emitter together.
     from ..syntax.parts import Call
 
-    aside = _Emitter(macros, type_names, filename)  # the rendering's #line state untouched
+    # the rendering's #line state untouched
+    aside = _Emitter(macros, type_names, filename, half_literals=half_literals)
     hidden = [aside.emit(decl) for decl in local_decls
               if decl and isinstance(decl[0], Call) and decl[0].macro != "localmem"]
     localmem = "\n".join(

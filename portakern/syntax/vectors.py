@@ -291,3 +291,31 @@ def helper_word(helpers: list[Token], n: int) -> Any:
     if t.kind == "id" and j < len(helpers) and helpers[j].is_punct("("):
         return Gen(f"pk_make_{t.text}", t)
     return t
+
+
+def cast_literal(code: list[Token]) -> tuple[Token, int] | None:
+    """The first OpenCL vector literal in significant tokens, ``(float4)(1, 2, 3, 4)``:
+    a cast to a vector type followed by a parenthesised list with a top-level comma, as
+    (its type's token, the number of values), or None. In C++ (CUDA, Metal, the native
+    path) the list is the comma operator (Metal builds it, every component the last value)."""
+    for n in range(len(code) - 3):
+        if not (code[n].is_punct("(") and code[n + 1].kind == "id"
+                and code[n + 1].text in VECTOR_TYPES and code[n + 2].is_punct(")")
+                and code[n + 3].is_punct("(")):
+            continue
+        if n > 0 and code[n - 1].kind == "id" and code[n - 1].text not in (
+                "return", "case", "else", "do"):
+            continue  # a call, sizeof(float4)(...) aside
+        depth, values = 0, 1
+        for t in code[n + 3:]:
+            if t.is_punct("(") or t.is_punct("[") or t.is_punct("{"):
+                depth += 1
+            elif t.is_punct(")") or t.is_punct("]") or t.is_punct("}"):
+                depth -= 1
+                if depth == 0:
+                    break
+            elif t.is_punct(",") and depth == 1:
+                values += 1
+        if values > 1:
+            return code[n + 1], values
+    return None
