@@ -73,6 +73,13 @@ class KernelSyntaxError(PortakernError, SyntaxError):
         return "\n".join(out)
 
 
+class TargetRefusal(KernelSyntaxError):
+    """Valid kernel code that one target's language lacks (OpenCL's ``get_global_id`` on the
+    C++ path, a default argument on OpenCL): raised when the kernel is rendered for that
+    target. ``CPU()`` then runs the kernel on its OpenCL device, as after a failed C++
+    build (docs/cpu.md); elsewhere it is the error a launch raises."""
+
+
 class KernelArgumentError(_AtSource, ValueError):
     """An argument has the right type but a bad value (shape, range, layout)."""
 

@@ -310,6 +310,17 @@ def test_check_a_refusal_on_one_target_fails_that_target_only(
     assert all(lines[t] in ("OK", "SKIPPED") for t in ("c", "cuda", "metal")), out
 
 
+def test_check_an_opencl_word_skips_the_c_line_as_cpu_runs_it_on_opencl(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "gid.pk"
+    path.write_text("@kernel void gid(float* y) {\n    const long i = @index(Global, Linear);\n"
+                    "    y[i] = (float)get_global_id(0);\n}\n")
+    with pytest.warns(pk.PortabilityWarning):
+        code, out, _ = run_cli("check", str(path), "--target", "c", capsys=capsys)
+    assert code == 0, out
+    assert "c       SKIPPED (the C++ rendering is refused: CPU() runs it on its OpenCL" in out
+
+
 def test_check_only_some_targets(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_cli("check", "negative", "--target", "metal", capsys=capsys)
     assert code == 0

@@ -120,17 +120,37 @@ def test_look_alikes_of_dialect_words_pass() -> None:
         kernel.render(target)
 
 
-def test_a_dialect_word_in_the_native_path_is_a_clear_error_not_a_fallback(path: Any) -> None:
+def test_an_opencl_word_runs_on_cpus_opencl_device_as_a_failed_cpp_build_does(
+        path: Any) -> None:
+    """docs/cpu.md: OpenCL-only code still runs on CPU(), on its OpenCL device, with a
+    NativeFallbackWarning quoting portakern's refusal of the C++ rendering; the GPU
+    targets refuse it."""
     kernel, _ = created(kernel_with("o[i] = (float)get_global_id(0);"))
     o, a = np.zeros(8, np.float32), np.zeros(8, np.float32)
-    if path.where == "pocl":
-        path.run(kernel, o, a, ndrange=8)
-        assert path.after[0].tolist() == list(range(8))
-        return
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", pk.NativeFallbackWarning)
+    if path.where in ("cuda", "metal"):
         with pytest.raises(KernelSyntaxError, match="cannot build 'get_global_id'"):
             path.run(kernel, o, a, ndrange=8)
+        return
+    if path.where == "native":
+        with pytest.warns(pk.NativeFallbackWarning,
+                          match=r"(?s)portakern's check said.*cannot build 'get_global_id'"):
+            path.run(kernel, o, a, ndrange=8)
+    else:
+        path.run(kernel, o, a, ndrange=8)
+    assert path.after[0].tolist() == list(range(8))
+
+
+def test_a_cuda_word_on_the_cpu_is_the_native_paths_refusal(path: Any) -> None:
+    """Neither of CPU()'s renderings has threadIdx: the native path's refusal is raised,
+    at the line, and nothing falls back."""
+    if path.where in ("cuda", "metal"):
+        pytest.skip("the CPU's paths only")
+    kernel, _ = created(kernel_with("o[i] = (float)threadIdx.x;"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pk.NativeFallbackWarning)
+        with pytest.raises(KernelSyntaxError, match="cannot build 'threadIdx'") as info:
+            path.run(kernel, np.zeros(8, np.float32), np.zeros(8, np.float32), ndrange=8)
+    assert info.value.lineno is not None
 
 
 # -- 2, 3: half literals and `long long` ------------------------------------------------------

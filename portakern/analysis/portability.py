@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import TargetRefusal
 from ..syntax.cxx_constructs import cxx_uses, debug_conflicts, everywhere_refused
 from ..syntax.expression_nodes import Binary, Decl, Expr, Name, Paren, Subscript, Unary
 from ..syntax.function_values import check_function_values
@@ -154,7 +155,8 @@ def refuse_methods(module: Module, kernel: KernelDef, target: str) -> None:
     for struct, t in struct_methods(module.helpers + kernel.body):
         raise module.source_map.error_at(
             f"{info.title} cannot build {_method_message(struct, t)}, or run this kernel on "
-            f"a backend whose language has them (CPU()'s native path, CUDA, Metal)", t)
+            f"a backend whose language has them (CPU()'s native path, CUDA, Metal)", t,
+            TargetRefusal)
 
 
 def _cxx_message(construct: str, what: str) -> str:
@@ -214,7 +216,7 @@ def refuse_cxx_constructs(module: Module, kernel: KernelDef, target: str,
                          if construct in target_info(n).cxx_constructs)
         raise module.source_map.error_at(
             f"{info.title} cannot build {_cxx_message(construct, what)}, or run this kernel "
-            f"on a backend whose language has it ({have})", t)
+            f"on a backend whose language has it ({have})", t, TargetRefusal)
     refuse_dialect_words(module, kernel, target)
 
 
@@ -267,7 +269,7 @@ def refuse_dialect_words(module: Module, kernel: KernelDef, target: str) -> None
         raise module.source_map.error_at(
             f"{info.title} cannot build {t.text!r}, {have}'s own spelling; "
             f"{DIALECT_WORDS[t.text][1]}, which every target builds (or put it under "
-            f"{{% if target == ... %}} for {have})", t)
+            f"{{% if target == ... %}} for {have})", t, TargetRefusal)
 
 
 def _refuse_everywhere(module: Module, kernel: KernelDef) -> None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..errors import BackendUnavailableError, KernelSyntaxError, PortakernError
+from ..errors import BackendUnavailableError, KernelSyntaxError, PortakernError, TargetRefusal
 from ..source.defines import parse_define
 from ..targets import CANONICAL_TARGET, builtin_targets, target_info
 from . import check_targets
@@ -379,6 +379,15 @@ def _check_kernel(source: _Source, name: str, targets: list[str], ndim: int | No
             # kernel on its OpenCL device instead, as a launch does.
             out.write(f"  {target:<7} SKIPPED ({_first_line(exc)}: CPU() runs it on its "
                       f"OpenCL device, checked on the opencl line)\n")
+        except TargetRefusal as exc:
+            if check is not check_targets.check_c or not _renders(kernel, CANONICAL_TARGET,
+                                                                   ndim):
+                failed += 1
+                out.write(f"  {target:<7} FAILED\n{_indent(str(exc))}\n")
+                continue
+            # OpenCL-only code (get_global_id): CPU() runs it on its OpenCL device.
+            out.write(f"  {target:<7} SKIPPED (the C++ rendering is refused: CPU() runs it "
+                      f"on its OpenCL device, checked on the opencl line)\n")
         except PortakernError as exc:
             failed += 1
             out.write(f"  {target:<7} FAILED\n{_indent(str(exc))}\n")
@@ -389,15 +398,15 @@ def _check_kernel(source: _Source, name: str, targets: list[str], ndim: int | No
 
 def _renders_elsewhere(kernel: Any, targets: list[str], ndim: int | None) -> bool:
     """Whether one of ``targets`` other than the canonical one renders ``kernel``."""
-    for target in targets:
-        if target == CANONICAL_TARGET:
-            continue
-        try:
-            kernel.rendered(target, {}, _ndim(kernel, target, ndim))
-        except PortakernError:
-            continue
-        return True
-    return False
+    return any(_renders(kernel, t, ndim) for t in targets if t != CANONICAL_TARGET)
+
+
+def _renders(kernel: Any, target: str, ndim: int | None) -> bool:
+    try:
+        kernel.rendered(target, {}, _ndim(kernel, target, ndim))
+    except PortakernError:
+        return False
+    return True
 
 
 def _first_line(exc: Exception) -> str:

@@ -24,11 +24,13 @@ from ..errors import (
     KernelTypeError,
     NativeFallbackWarning,
     NDRangeError,
+    TargetRefusal,
     user_stacklevel,
 )
 from ..syntax.language import KernelDef, declared_workgroup
 from . import auto, timing
 from .arguments import check_args, located, prepare, recall, remember
+from .fallback import fallback_message, with_compiler_error
 from .outputs import Output, bind_named, with_outputs
 from .timing import Launch
 
@@ -278,7 +280,7 @@ class Launcher:
             # must not carry the lookup's KeyError as its context.
             try:
                 plan = self._plan(backend, kdef, bindings, nd, workgroupsize)
-            except CompilationError as exc:
+            except (CompilationError, TargetRefusal) as exc:  # not built for that target
                 if backend is self.backend:
                     raise
                 self._fall_back(backend, exc, args, ndrange, workgroupsize)
@@ -383,22 +385,17 @@ class Launcher:
         self.plans.clear()
         try:
             self(*args, ndrange=ndrange, workgroupsize=workgroupsize)
-        except CompilationError as theirs:
+        except (CompilationError, TargetRefusal) as theirs:
             self.runner, self._memo, self._hot = None, None, None
             self.plans.clear()
             if isinstance(exc, NotLockstep):
                 # The lowering's limit is not the user's error: the compiler's is.
-                raise _with_compiler_error(exc, theirs, self.backend) from theirs
+                raise with_compiler_error(exc, theirs, self.backend) from theirs
             raise exc from None
         if isinstance(exc, NotLockstep):
             return  # a documented limit of lockstep lowering (docs/cpu.md), not a user error
-        ours, theirs = self.backend.target, runner.target
-        warnings.warn(
-            f"kernel {self.kernel.name!r} runs on {self.backend!r} as {ours!r}: its "
-            f"{theirs!r} rendering does not compile. If the kernel has {ours!r}-only code, "
-            f"put it under {{% if target == \"{ours}\" %}} to run it as {theirs!r}; if not, "
-            f"this is a portakern bug (please report it). The compiler said:\n{exc}",
-            NativeFallbackWarning, stacklevel=user_stacklevel())
+        warnings.warn(fallback_message(self.kernel.name, self.backend, runner.target, exc),
+                      NativeFallbackWarning, stacklevel=user_stacklevel())
 
     def _plan(self, backend: Backend, kdef: KernelDef, bindings: tuple, nd: tuple[int, ...],
               workgroupsize: Any) -> tuple | None:
@@ -479,20 +476,6 @@ class Launcher:
 
     def _compile(self, backend: Backend, bindings: tuple, ndim: int, unmasked: bool) -> Any:
         return self.kernel.build(backend, bindings, ndim, unmasked=unmasked)
-
-
-def _with_compiler_error(exc: CompilationError, compiler: CompilationError,
-                         backend: Backend) -> CompilationError:
-    """``exc`` (a lowering's refusal) with the error of the build it fell back to.
-
-    That build failing means the code does not compile at all: the compiler's
-    message, at the user's line, is what to fix, and its place becomes ``exc``'s.
-    """
-    exc.args = (f"{compiler}\n(Before that, the lockstep lowering of {backend!r}'s native "
-                f"path refused it: {exc.args[0]})", *exc.args[1:])
-    if compiler.filename is not None:
-        exc.filename, exc.lineno = compiler.filename, compiler.lineno
-    return exc
 
 
 _UNCACHED = object()

@@ -42,9 +42,9 @@ class SourceMap:
                 text = lines[rendered_line]
         return KernelSyntaxError(msg, self.filename, line, col, text)
 
-    def error_at(self, msg: str, tok: Positioned) -> KernelSyntaxError:
-        return KernelSyntaxError(msg, self.filename, tok.line, tok.col,
-                                 self._text_for(tok))
+    def error_at(self, msg: str, tok: Positioned,
+                 cls: type[KernelSyntaxError] = KernelSyntaxError) -> KernelSyntaxError:
+        return cls(msg, self.filename, tok.line, tok.col, self._text_for(tok))
 
     def _text_for(self, tok: Positioned) -> str | None:
         # The token records the user line; find the rendered line it came from.
