@@ -117,7 +117,7 @@ def check(record: np.ndarray, kernel: str, params: list, ndim: int, filename: st
 
         # A struct method's (lower.debug_methods): "Acc::add", its member arrays "this->bins".
         where = f" (in {'method' if '::' in fn else 'helper'} {fn!r})"
-        kind = "member" if name.startswith("this->") else "private"
+        kind = "member" if "." in name or "->" in name else "private"
         name = name.removeprefix("this->")
         if dimension == FLAT_DIMENSION:  # through a pointer into it, or passed whole
             raise _flat_fault(kernel, kind, name, index, extent, work_item, filename,
@@ -140,8 +140,10 @@ def check(record: np.ndarray, kernel: str, params: list, ndim: int, filename: st
             raise _flat_fault(kernel, "private" if private_one else "@localmem", name, index,
                               extent, work_item, filename, line, text)
         if k >= len(localmem) and k - len(localmem) < len(private):
-            raise _private_fault(kernel, private[k - len(localmem)], "", dimension, index,
-                                 extent, work_item, filename, line, text)
+            name = private[k - len(localmem)]  # "s.bins": a struct variable's member
+            raise _private_fault(kernel, name, "", dimension, index, extent, work_item,
+                                 filename, line, text,
+                                 "member" if "." in name or "->" in name else "private")
         name = localmem[k] if k < len(localmem) else f"@localmem #{k}"
         from ..lower.initcheck import INITCHECK_DIMENSION
         from ..lower.racecheck import RACE_DIMENSION
@@ -290,14 +292,14 @@ def launch_checked(backend: Any, kernel: Any, kdef: Any, compiled: Any, launch_a
     in_helpers: list[tuple[str, str]] = []
     params: list[tuple[str, str]] = []
     if int(record[0]) and int(record[1]) < 0:
+        from ..lower.debug_helper_arrays import helper_array_params
         from ..lower.debug_helpers import helper_private_arrays
+        from ..lower.debug_methods import struct_scan
         from ..syntax.macros import expand_macros
 
         module = kernel.parsed(backend.target)[0]
-        private = list(debug_targets(kdef, module)[1])
-        from ..lower.debug_helper_arrays import helper_array_params
-
         helpers = expand_macros(module.helpers)
+        private = list(debug_targets(kdef, module, struct_scan(helpers).arrays)[1])
         in_helpers = [(f, n) for f, n, _ in helper_private_arrays(helpers)]
         params = helper_array_params(helpers)
     check(record, kdef.name, kdef.params, len(sizes), template.filename, template.source,

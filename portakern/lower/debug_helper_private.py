@@ -88,9 +88,12 @@ def check_private_in(parts: list, fn: str, body: list, params: list[str],
     """The helper ``fn``'s ``body`` with its private arrays' subscripts checked; ``order``
     is :func:`helper_privates` of the whole helper code (the fault codes)."""
     from ..syntax.parts import Gen
+    from .debug_helper_arrays import base_name
     from .debug_views import check_private
 
     mine = _privates(parts, body, params)
+    # Its struct variables' member arrays (o.bins, :mod:`.debug_members`): listed in order.
+    mine.update({n: d for f, n, d in order if f == base_name(fn) and ("." in n or "->" in n)})
     if not mine:
         return body
     out = body

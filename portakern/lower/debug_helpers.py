@@ -124,14 +124,19 @@ def helper_pointers(parts: list) -> dict[str, list[tuple[str, bool]]]:
 def helper_private_arrays(parts: list) -> list[tuple[str, str, list[list]]]:
     """``(helper, array, sizes)`` of each private array the helper functions in ``parts``
     declare that debug mode checks (:mod:`.debug_helper_private`), in source order."""
+    from .debug_helper_arrays import base_name
     from .debug_helper_private import helper_privates
-    from .debug_methods import method_privates
+    from .debug_members import function_members
+    from .debug_methods import method_privates, struct_scan
 
+    found = [d for d in definitions(parts) if d[3] >= 0]
     return helper_privates(parts, [
         (parts[name].text, [p for p, _ in _params_of(parts[open_at + 1:close])],
          parts[brace + 1:_match_items(parts, brace)])
-        for name, open_at, close, brace in definitions(parts) if brace >= 0]
-    ) + method_privates(parts)
+        for name, open_at, close, brace in found]
+    ) + method_privates(parts) + function_members(parts, [
+        (base_name(parts[name].text), open_at, _match_items(parts, brace))
+        for name, open_at, _, brace in found], struct_scan(parts).arrays)
 
 
 def _hidden_args(args: list[list], params: list[tuple[str, bool]], ids: list[list],

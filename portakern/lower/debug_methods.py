@@ -23,8 +23,9 @@ destructors, operators, template and virtual methods, a method declared in the s
 defined outside it, one whose name is overloaded or is also a field, a helper or anything
 else that is not called (``&Acc::add``), and methods of nested or local structs (their
 names too: a call ``x.m()`` is rewritten by its name alone, so every method of that name
-must take the parameters). Only the bare ``bins[k]`` is a member access (``this->bins[k]``
-and ``other.bins[k]`` are not checked), and not where the method declares ``bins`` itself.
+must take the parameters). ``bins[k]`` and ``this->bins[k]`` are member accesses, but not
+where the method declares ``bins`` itself; ``other.bins[k]`` of a struct variable the
+method declares or takes is a member path (:mod:`.debug_members`).
 """
 
 from __future__ import annotations
@@ -274,6 +275,7 @@ def method_privates(parts: list) -> list[tuple[str, str, list[list]]]:
     its member arrays (named ``this->bins``) and its own private arrays, in source order.
     The list does not depend on which methods take the record, so the launcher (which reads
     the source's helper code) numbers them as the rendering does."""
+    from .debug_members import member_paths
     from .debug_views import private_arrays
 
     scan = struct_scan(parts)
@@ -288,6 +290,8 @@ def method_privates(parts: list) -> list[tuple[str, str, list[list]]]:
         names = {t.text for t in params if isinstance(t, Token) and t.kind == "id"}
         own = private_arrays([t for t in body if type(t) is Token], macros, names)
         out += [(m.full, n, d) for n, d in own.items()]
+        out += [(m.full, n, d) for n, d in member_paths(  # o.bins of a const Acc& o
+            parts[m.open:m.end + 1], scan.arrays, set(own)).items()]
     return out
 
 
@@ -353,6 +357,5 @@ def check_method(parts: list, m: Method, names: frozenset[str], helpers: dict,
                            bare=bare)
     for k, (fn, name, dims) in enumerate(order):
         if fn == m.full:
-            body = check_private(body, {name.removeprefix("this->"): dims},
-                                 PRIVATE_FIRST + k, 1, ids=ids)
+            body = check_private(body, {name: dims}, PRIVATE_FIRST + k, 1, ids=ids)
     return [parts[m.open], *head, *parts[m.close:m.brace + 1], *body, parts[m.end]]

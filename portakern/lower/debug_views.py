@@ -290,9 +290,12 @@ def private_arrays(kernel: KernelDef | list[Token], macros: set[str],
     return {n: d for n, d in out.items() if counts.get(n) == 1 and n not in taken}
 
 
-def debug_targets(kernel: KernelDef, module: Module
+def debug_targets(kernel: KernelDef, module: Module,
+                  structs: dict[str, dict[str, list[list]]] | None = None
                   ) -> tuple[dict[str, str], dict[str, list[list]]]:
-    """The kernel's views (:func:`views`) and private arrays (:func:`private_arrays`).
+    """The kernel's views (:func:`views`) and private arrays (:func:`private_arrays`),
+    then its struct variables' member paths (``s.bins``, :mod:`.debug_members`; ``structs``
+    is each struct's member arrays, :func:`.debug_methods.struct_scan` of the helpers).
 
     The lowering checks their accesses; the launcher names the private arrays of a
     fault record from the same list (:func:`portakern.launch.debug.check`).
@@ -316,7 +319,10 @@ def debug_targets(kernel: KernelDef, module: Module
     flat = {n for n, r in ranks.items() if r == 1}
     rows = {n: r for n, r in ranks.items() if r > 1}
     seen = views_of(significant(kernel.body), arrays | flat, taken - flat - set(rows), rows)
-    return seen, {n: d for n, d in private.items() if n not in seen}
+    from .debug_members import member_paths
+
+    members = member_paths(kernel.body, structs or {}, taken | set(private))
+    return seen, {**{n: d for n, d in private.items() if n not in seen}, **members}
 
 
 def _localmem_ranks(sig: list[Token]) -> dict[str, int]:
@@ -352,6 +358,20 @@ def declares(prev: object) -> bool:
     return False
 
 
+def _path_key(parts: list, n: int, paths: dict[tuple[str, str, str], str]
+              ) -> tuple[str, int] | None:
+    """``(key, index of the member's name)`` where ``parts[n:]`` spells a member path of
+    ``paths`` (``s.bins``, ``p->bins``, ``this->bins``, :mod:`.debug_members`)."""
+    j = skip_blank(parts, n + 1)
+    m = skip_blank(parts, j + 1)
+    if m < len(parts) and isinstance(parts[j], Token) and isinstance(parts[m], Token) \
+            and parts[m].kind == "id":
+        key = paths.get((parts[n].text, parts[j].text, parts[m].text))
+        if key is not None:
+            return key, m
+    return None
+
+
 def check_private(parts: list, private: dict[str, list[list]], first: int, ndim: int, *,
                   inside_item: bool = True, ids: list[list] | None = None) -> list:
     """``parts`` with each subscript of a private array checked (``checked_local``).
@@ -359,11 +379,21 @@ def check_private(parts: list, private: dict[str, list[list]], first: int, ndim:
     ``first`` is the number of ``@localmem`` arrays: the ``m``-th private array's fault
     code for dimension ``d`` is ``-1 - (16 * (first + m) + d)``. ``ids`` (a helper's:
     its caller's work-item) replaces the work-item's index parts; a helper's record may
-    be null (a call from a struct's method), so there the check is skipped.
+    be null (a call from a struct's method), so there the check is skipped. A key may be
+    a member path (``s.bins``, ``p->bins``; ``this->bins`` is the bare ``bins`` too).
     """
     if not private:
         return parts
     names = list(private)
+    paths: dict[tuple[str, str, str], str] = {}
+    bare = {n: n for n in names if re.fullmatch(r"\w+", n)}
+    for key in names:
+        m = re.fullmatch(r"(\w+)(\.|->)(\w+)", key)
+        if m:
+            paths[m.groups()] = key
+            if m.group(1) == "this":
+                bare.setdefault(m.group(3), key)
+    bases = {b for b, _, _ in paths}
     out: list = []
     depth = 0 if inside_item else -1
     n = 0
@@ -371,13 +401,17 @@ def check_private(parts: list, private: dict[str, list[list]], first: int, ndim:
         it = parts[n]
         depth += item_step(it)
         prev = last_code(out)
-        if isinstance(it, Token) and it.kind == "id" and it.text in private \
-                and not _is_tok(prev, ".", "->", "::") and not declares(prev):
-            code = -1 - 16 * (first + names.index(it.text))
+        plain = isinstance(it, Token) and it.kind == "id" and not _is_tok(
+            prev, ".", "->", "::") and not declares(prev)
+        found = _path_key(parts, n, paths) if plain and it.text in bases else None
+        if found is not None or (plain and it.text in bare):
+            key = found[0] if found is not None else bare[it.text]
+            code = -1 - 16 * (first + names.index(key))
             where = ids if ids is not None else _item_ids(ndim, it.line, depth >= 0)
-            out.append(it)
-            n += 1
-            for d, size in enumerate(private[it.text]):
+            end = found[1] if found is not None else n
+            out += parts[n:end + 1]
+            n = end + 1
+            for d, size in enumerate(private[key]):
                 j = skip_blank(parts, n)
                 if j >= len(parts) or not _is_tok(parts[j], "["):
                     break

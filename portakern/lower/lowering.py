@@ -251,10 +251,12 @@ def lower_kernel(kernel: KernelDef, module: Module, ndim: int, *,
         params = [*params, Param(DEBUG_RECORD, "long", True, False, len(params))]
         arrays = {p.name for p in kernel.params if p.pointer and not p.axes}
         from .debug_helpers import helper_pointers, pass_extents
+        from .debug_methods import struct_scan
         from .debug_views import check_private, debug_targets, rewrite_views
         from .subscripts import item_ids
 
-        views, private = debug_targets(written, module)
+        views, private = debug_targets(written, module,
+                                       struct_scan(expand_macros(module.helpers)).arrays)
         flat = {p.name: p.index for p in kernel.params if p.pointer and not p.axes}
         helpers = helper_pointers(expand_macros(module.helpers))
         # Pointers into 1-d @localmem and private arrays are checked like views of
