@@ -37,7 +37,7 @@ TRANSPOSE = """\
 
 @pytest.fixture(scope="module")
 def queue():
-    from portakern.backends.opencl import _find_cpu_device
+    from portakern.backends.cl_devices import find_cpu_device as _find_cpu_device
 
     return cl.CommandQueue(cl.Context([_find_cpu_device(cl)]))
 
@@ -130,7 +130,7 @@ def test_opencl_views_and_strides_are_rejected(queue):
 
 
 def test_opencl_array_from_another_context(queue, ocl):
-    from portakern.backends.opencl import _find_cpu_device
+    from portakern.backends.cl_devices import find_cpu_device as _find_cpu_device
 
     other_q = cl.CommandQueue(cl.Context([_find_cpu_device(cl)]))
     y = cla.to_device(queue, np.zeros(8, np.float32))

@@ -10,7 +10,6 @@ waits for the kernel before returning. ``OpenCL(queue)`` runs
 from __future__ import annotations
 
 import os
-import platform
 import sys
 import weakref
 from typing import Any, ClassVar
@@ -20,12 +19,18 @@ import numpy as np
 from ..errors import BackendUnavailableError, LaunchError
 from ..subprocesses import fork_safe_lock
 from .base import ArrayInfo, Availability, Backend, Limits, cpu_groups
+from .cl_devices import cpu_install_hint, find_cpu_device, first_that_builds, is_pocl
 from .cpu_paths import cpu_mode, hosted_native, native_backend
 from .host import NumPyArrays, same_args
 from .limits import both_paths, opencl_limits
 from .opencl_host import host_buffers, sync_host, writes_reach_host
-from .opencl_programs import Compiled, build_program, check_stack_use, local_memory
-from .opencl_programs import half_storage_variant
+from .opencl_programs import (
+    Compiled,
+    build_program,
+    check_stack_use,
+    half_storage_variant,
+    local_memory,
+)
 
 __all__ = ["OpenCL", "CPU", "cpu_install_hint"]
 
@@ -36,18 +41,6 @@ _START_LOCK = fork_safe_lock()
 # queue pointer -> OpenCL backend (see OpenCL.for_array). Weak: a backend nobody uses
 # any more lets its queue and context go.
 _BY_QUEUE: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
-
-
-def cpu_install_hint() -> str:
-    """The command that installs a CPU OpenCL driver on this platform."""
-    system, machine = platform.system(), platform.machine().lower()
-    if system == "Linux" and machine in ("x86_64", "amd64"):
-        return 'pip install "pyopencl[pocl]"  (or: pip install pocl-binary-distribution)'
-    if system == "Linux":
-        return "apt-get install pocl-opencl-icd  (Debian/Ubuntu; PoCL has no PyPI wheel here)"
-    if system == "Darwin":
-        return "macOS ships a CPU OpenCL driver; reinstall pyopencl if it is not found"
-    return "install your CPU vendor's OpenCL runtime (Intel oneAPI or AMD), then pyopencl"
 
 
 def _import_cl() -> Any:
@@ -198,7 +191,7 @@ class OpenCL(Backend):
         """Enqueue on the queue; returns the launch's ``pyopencl.Event``."""
         cl = sys.modules["pyopencl"]
         kernel = compiled.kernel
-        if _FORKED and "pocl" in self.device.platform.name.lower():
+        if _FORKED and is_pocl(self.device.platform):
             raise LaunchError(_FORKED[0])
         try:
             local = local_memory(cl, compiled, args, local_size, self.limits.local_memory,
@@ -270,13 +263,14 @@ class OpenCL(Backend):
 def _default_context(cl: Any) -> Any:
     platforms = cl.get_platforms()
     for kind in (cl.device_type.GPU, cl.device_type.ALL):
+        devices = []
         for p in platforms:
             try:
-                devices = p.get_devices(device_type=kind)
+                devices += p.get_devices(device_type=kind)
             except cl.Error:
                 continue
-            if devices:
-                return cl.Context([devices[0]])
+        if devices:
+            return cl.Context([first_that_builds(cl, devices, "OpenCL device")])
     raise BackendUnavailableError("no OpenCL device found; " + cpu_install_hint())
 
 
@@ -406,7 +400,7 @@ class CPU(NumPyArrays, OpenCL):
             parts.append("the OpenCL device for what the native path cannot run")
             return "; ".join(parts)
         try:
-            device = _find_cpu_device(_import_cl())
+            device = find_cpu_device(_import_cl())
         except Exception as exc:  # noqa: BLE001 - the ICD loader fails in many ways
             parts.append(f"no OpenCL device: {exc}")
         else:
@@ -419,7 +413,7 @@ class CPU(NumPyArrays, OpenCL):
         """Whether the OpenCL path (what the native path cannot run) has a CPU device."""
         try:
             cl = _import_cl()
-            _find_cpu_device(cl)
+            find_cpu_device(cl)
         except BackendUnavailableError as exc:
             return Availability(False, str(exc))
         except Exception as exc:  # noqa: BLE001 - the ICD loader fails in many ways
@@ -565,34 +559,13 @@ def _hosts_numpy(cls: type) -> bool:
     return cls is CPU or (issubclass(cls, CPU) and cls.launch is CPU.launch)
 
 
-def _find_cpu_device(cl: Any) -> Any:
-    wanted = os.environ.get("PORTAKERN_CPU_PLATFORM", "")
-    candidates = []
-    for p in cl.get_platforms():
-        if wanted and wanted.lower() not in p.name.lower():
-            continue
-        try:
-            devices = p.get_devices(device_type=cl.device_type.CPU)
-        except cl.Error:
-            continue
-        for d in devices:
-            # PoCL first: it is the driver the wheels ship and the one we test.
-            candidates.append((0 if "pocl" in p.name.lower() else 1, d))
-    if not candidates:
-        raise BackendUnavailableError(
-            "no CPU OpenCL device found" + (f" on a platform matching {wanted!r}" if wanted else "")
-            + "; install one with: " + cpu_install_hint())
-    candidates.sort(key=lambda c: c[0])
-    return candidates[0][1]
-
-
 def _cpu_state() -> dict[str, Any]:
     cl = _import_cl()
-    device = _find_cpu_device(cl)
+    device = find_cpu_device(cl)
     context = cl.Context([device])
     queue = cl.CommandQueue(context)
     # PoCL runs kernels on USE_HOST_PTR memory itself (tested in CI, misaligned arrays
     # included). Another driver may work on a copy, which OpenCL only writes back on a
     # map: probe once, and map after every launch if the probe's write is not seen.
-    zero_copy = "pocl" in device.platform.name.lower() or writes_reach_host(cl, context, queue)
+    zero_copy = is_pocl(device.platform) or writes_reach_host(cl, context, queue)
     return {"queue": queue, "programs": {}, "map_after": not zero_copy}

@@ -52,6 +52,8 @@ def _opencl_devices() -> list[str]:
     try:
         import pyopencl as cl
 
+        from ..backends.cl_devices import compiler_failure
+
         lines = []
         for p in cl.get_platforms():
             for d in p.get_devices():
@@ -60,6 +62,9 @@ def _opencl_devices() -> list[str]:
                 lines.append(f"{p.name.strip()} {p.version.strip()}: {d.name.strip()} "
                              f"[{kind}, {d.max_compute_units} units, "
                              f"{d.global_mem_size // 2**20} MiB]")
+                why = compiler_failure(cl, d)
+                if why is not None:  # passed over by CPU() and OpenCL() (docs/cpu.md)
+                    lines[-1] += f" (builds no kernel: {why})"
         return lines
     except Exception as exc:  # noqa: BLE001 - the ICD loader fails in many ways
         return [f"(cannot list OpenCL devices: {exc})"]
