@@ -31,21 +31,28 @@ static inline // Row-wise argsort of float32 rows of up to 2 * GROUP elements: o
 // so equal keys keep their order. A row shorter than 2 * GROUP is padded with +inf keys
 // whose indices come after every real one, so the padding sorts last and is not written.
 // The ndrange is rows * GROUP items (each work-item loads and stores two elements).
-#line 8 "portakern/examples/argsort_rows.pk"
+//
+// `order` is branchless: it always stores both pairs, so g++ vectorises the compare-
+// exchange loop across work-items with gathers and scatters where the CPU has them
+// (AVX-512); a swap inside an `if` it leaves scalar. The positions are `int`, which fits
+// any index of workgroup memory and puts twice as many indices in a vector as `long`.
+// Figures and the cost without scatters (AVX2): docs/performance.md, "Compare-exchange".
+#line 14 "portakern/examples/argsort_rows.pk"
 void order(float& ka, int& ia, float& kb, int& ib, bool ascending) {
-    if ((ka > kb || (ka == kb && ia > ib)) == ascending) {
-        const float tk = ka;
-        ka = kb;
-        kb = tk;
-        const int ti = ia;
-        ia = ib;
-        ib = ti;
-    }
+    const float a = ka;
+    const float b = kb;
+    const int x = ia;
+    const int y = ib;
+    const bool swap = ((a > b) | ((a == b) & (x > y))) == ascending;
+    ka = swap ? b : a;
+    kb = swap ? a : b;
+    ia = swap ? y : x;
+    ib = swap ? x : y;
 }
 
 
 
-#line 19 "portakern/examples/argsort_rows.pk"
+#line 26 "portakern/examples/argsort_rows.pk"
 
 #if defined(_OPENMP)
 #include <omp.h>
@@ -89,9 +96,9 @@ extern "C" PK_EXPORT int pk_launch(void* const* pk_argv, const long long* pk_geo
             continue;
         }
         const long long pk_g0 = pk_grp;
-#line 21 "portakern/examples/argsort_rows.pk"
+#line 28 "portakern/examples/argsort_rows.pk"
 float k[2 * 512];
-#line 22 "portakern/examples/argsort_rows.pk"
+#line 29 "portakern/examples/argsort_rows.pk"
 int v[2 * 512];
 
 #pragma omp simd simdlen(16)
@@ -99,7 +106,7 @@ for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk
     
     
     
-#line 23 "portakern/examples/argsort_rows.pk"
+#line 30 "portakern/examples/argsort_rows.pk"
 const long long row = (pk_g0) * n;
     const long long l = (pk_l0);
     k[l] = l < n ? x[row + l] : INFINITY;
@@ -111,25 +118,25 @@ const long long row = (pk_g0) * n;
             /* @synchronize: the work-item loop above has ended */;
 #pragma omp simd simdlen(16)
 for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l0;  
-#line 23 "portakern/examples/argsort_rows.pk"
+#line 30 "portakern/examples/argsort_rows.pk"
 const long long row = (pk_g0) * n; 
-#line 24 "portakern/examples/argsort_rows.pk"
+#line 31 "portakern/examples/argsort_rows.pk"
 const long long l = (pk_l0);
             
-#line 32 "portakern/examples/argsort_rows.pk"
-const long long pos = 2 * l - (l & (stride - 1));
+#line 39 "portakern/examples/argsort_rows.pk"
+const int pos = (int)(2 * l - (l & (stride - 1)));
             order(k[pos], v[pos], k[pos + stride], v[pos + stride], (l & (size / 2)) == 0);
         }}
     }
     /* @synchronize: the work-item loop above has ended */;
 #pragma omp simd simdlen(16)
 for (long long pk_l0 = 0; pk_l0 < pk_ls0; ++pk_l0) { const long long pk_lid = pk_l0;  
-#line 23 "portakern/examples/argsort_rows.pk"
+#line 30 "portakern/examples/argsort_rows.pk"
 const long long row = (pk_g0) * n; 
-#line 24 "portakern/examples/argsort_rows.pk"
+#line 31 "portakern/examples/argsort_rows.pk"
 const long long l = (pk_l0);
     
-#line 37 "portakern/examples/argsort_rows.pk"
+#line 44 "portakern/examples/argsort_rows.pk"
 if (l < n) {
         idx[row + l] = v[l];
     }

@@ -7,22 +7,29 @@ using namespace metal;
 // so equal keys keep their order. A row shorter than 2 * GROUP is padded with +inf keys
 // whose indices come after every real one, so the padding sorts last and is not written.
 // The ndrange is rows * GROUP items (each work-item loads and stores two elements).
-#line 8 "portakern/examples/argsort_rows.pk"
+//
+// `order` is branchless: it always stores both pairs, so g++ vectorises the compare-
+// exchange loop across work-items with gathers and scatters where the CPU has them
+// (AVX-512); a swap inside an `if` it leaves scalar. The positions are `int`, which fits
+// any index of workgroup memory and puts twice as many indices in a vector as `long`.
+// Figures and the cost without scatters (AVX2): docs/performance.md, "Compare-exchange".
+#line 14 "portakern/examples/argsort_rows.pk"
 void order(threadgroup float& ka, threadgroup int& ia, threadgroup float& kb, threadgroup int& ib, bool ascending) {
-    if ((ka > kb || (ka == kb && ia > ib)) == ascending) {
-        const float tk = ka;
-        ka = kb;
-        kb = tk;
-        const int ti = ia;
-        ia = ib;
-        ib = ti;
-    }
+    const float a = ka;
+    const float b = kb;
+    const int x = ia;
+    const int y = ib;
+    const bool swap = ((a > b) | ((a == b) & (x > y))) == ascending;
+    ka = swap ? b : a;
+    kb = swap ? a : b;
+    ia = swap ? y : x;
+    ib = swap ? x : y;
 }
 
 
 
 
-#line 19 "portakern/examples/argsort_rows.pk"
+#line 26 "portakern/examples/argsort_rows.pk"
 [[kernel, max_total_threads_per_threadgroup(512)]] void argsort_rows(    device int* idx [[buffer(0)]],
     const device float* x [[buffer(1)]],
     constant long& n [[buffer(2)]],
@@ -34,15 +41,15 @@ void order(threadgroup float& ka, threadgroup int& ia, threadgroup float& kb, th
     uint3 threadgroups_per_grid [[threadgroups_per_grid]]
 )
 {
-#line 21 "portakern/examples/argsort_rows.pk"
+#line 28 "portakern/examples/argsort_rows.pk"
 threadgroup float k[2 * 512];
-#line 22 "portakern/examples/argsort_rows.pk"
+#line 29 "portakern/examples/argsort_rows.pk"
 threadgroup int v[2 * 512];
 
     
     
     
-#line 23 "portakern/examples/argsort_rows.pk"
+#line 30 "portakern/examples/argsort_rows.pk"
 const long row = (((long)threadgroup_position_in_grid.x)) * n;
     const long l = (((long)thread_position_in_threadgroup.x));
     k[l] = l < n ? x[row + l] : INFINITY;
@@ -52,7 +59,7 @@ const long row = (((long)threadgroup_position_in_grid.x)) * n;
     for (long size = 2; size <= 2 * 512; size <<= 1) {
         for (long stride = size / 2; stride > 0; stride >>= 1) {
             threadgroup_barrier(mem_flags::mem_threadgroup | mem_flags::mem_device);
-            const long pos = 2 * l - (l & (stride - 1));
+            const int pos = (int)(2 * l - (l & (stride - 1)));
             order(k[pos], v[pos], k[pos + stride], v[pos + stride], (l & (size / 2)) == 0);
         }
     }
