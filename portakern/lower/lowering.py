@@ -305,7 +305,7 @@ def lower_kernel(kernel: KernelDef, module: Module, ndim: int, *,
 
             decls, have = shadows(lw.local_dims, race=True)
             checked = quiet_reads(check_reads(checked, have, lw.local_dims, ndim,
-                                              inside_item=False, race=frozenset(have)))
+                                              inside_item=False, race=frozenset(have)), ndim)
             checked = decls + seal_barriers(bump_epochs(fast_runs(checked)), have)
         elif initcheck and lw.local_dims:
             from .initcheck import check_reads, group_shadows
