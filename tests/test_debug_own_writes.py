@@ -169,3 +169,22 @@ def test_two_own_element_writes_with_the_axes_swapped_keep_their_records():
     assert err.parameter == "t"
     assert {err.lineno, err.other_lineno} == {_line(_TRANSPOSED, "t[li][lj] = 1.0f"),
                                               _line(_TRANSPOSED, "t[lj][li] = 2.0f")}
+
+
+_SHADOWED = """
+@kernel void shadowed(float* y) {
+    @localmem float t[8];
+    const long l = @index(Local, Linear);
+    {
+        const long l(3);
+        t[l] = 1.0f;
+    }
+    @synchronize();
+    y[@index(Global, Linear)] = t[3];
+}"""
+
+
+@native
+def test_a_block_s_own_variable_of_the_same_name_keeps_the_writes_recorded():
+    err = _raises_race(_SHADOWED, ndrange=8, workgroupsize=8)  # every item writes t[3]
+    assert (err.parameter, err.index) == ("t", 3)

@@ -175,8 +175,8 @@ def local_id_variables(parts: list, ndim: int) -> dict[str, int]:
     """The variables that hold the work-item's local id on one axis wherever they are read:
     name -> axis. Each is declared ``v = @index(Local, ...)`` (the same axis every time:
     lockstep repeats a declaration in each work-item loop) and otherwise only read, never
-    assigned, incremented, addressed or passed alone to a call (which might take it by
-    reference)."""
+    assigned, incremented, addressed, bound to a reference, declared again (``long v(0)``
+    in a block) or passed alone to a call (which might take it by reference)."""
     axes: dict[str, set] = {}
     spoilt: set = set()
     for items in _walk_lists(parts):
@@ -195,7 +195,8 @@ def local_id_variables(parts: list, ndim: int) -> dict[str, int]:
             # T& r = v; (r would write v): '&', a name, '=' before it
             bound = _text(prev) == "=" and _text(_code(items, _code_at(items, at_prev, -1), -1)) \
                 in ("&", "&&")
-            if _text(nxt) in _ASSIGN or _text(nxt) in ("++", "--") or bound \
+            # long v(0); long v{0}; for (long v : r): another v, or this one initialised
+            if _text(nxt) in _ASSIGN or _text(nxt) in ("++", "--", "(", "{", ":") or bound \
                     or _text(prev) in ("++", "--", "&") \
                     or (_text(nxt) in _COMPOUND and _text(after) == "=") \
                     or (_text(prev) in ("(", ",", "[") and _text(nxt) in (")", ",", "]")):
