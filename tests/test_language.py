@@ -524,6 +524,24 @@ def test_jinja_syntax_error():
     with pytest.raises(KernelSyntaxError, match="template error") as info:
         pk.Kernel(src, filename="t.pk")
     assert info.value.lineno == 2
+    assert "nested braces" not in str(info.value)  # a Jinja expression, not C's braces
+
+
+def test_a_nested_c_initialiser_read_as_jinja_says_how_to_write_it():
+    src = ("@kernel void f(int* y) {\n"
+           "    int t[2][2] = {{1, 2}, {3, 4}};\n"
+           "    y[0] = t[1][1] + t[0][1];\n}\n")
+    with pytest.raises(KernelSyntaxError, match="template error") as info:
+        pk.kernel(src)
+    err = info.value
+    assert (err.lineno, err.offset) == (2, src.split("\n")[1].index("{{") + 1)
+    assert "write '{ {' with a space" in str(err) and "{% raw %}" in str(err)
+    # both fixes the message names build and run
+    raw = src.replace("    int t", "{% raw %}    int t").replace("};\n", "};{% endraw %}\n", 1)
+    for fixed in (src.replace("{{1, 2}, {3, 4}}", "{ {1, 2}, {3, 4} }"), raw):
+        y = np.zeros(1, np.int32)
+        pk.kernel(fixed)(y, ndrange=1)
+        assert y[0] == 6
 
 
 def test_jinja_runtime_error_is_a_syntax_error():

@@ -274,8 +274,18 @@ class KernelTemplate:
                 _add_markers(source))
         except jinja2.TemplateSyntaxError as exc:
             lineno = exc.lineno or 1
-            raise KernelSyntaxError(f"template error: {exc.message}", filename, lineno, 1,
-                                    self._line(lineno)) from None
+            text = self._line(lineno) or ""
+            hint, col = "", 1
+            start = text.find("{{")
+            inner = text[start + 2:].split("}}", 1)[0] if start >= 0 else ""
+            if start >= 0 and ("}" in inner or "}}" not in text[start:]):
+                # a C initialiser's braces ({{1, 2}, {3, 4}}) read as a Jinja expression
+                col = start + 1
+                hint = ("; '{{' starts a Jinja expression in kernel source: for nested braces "
+                        "write '{ {' with a space (int t[2][2] = { {1, 2}, {3, 4} };), or put "
+                        "the line between {% raw %} and {% endraw %}")
+            raise KernelSyntaxError(f"template error: {exc.message}{hint}", filename, lineno,
+                                    col, self._line(lineno)) from None
         except RecursionError:
             # e.g. a run of '{' that Jinja reads as '{{ {{{ ...': its parser recurses.
             raise KernelSyntaxError(
