@@ -109,6 +109,20 @@ def test_double_limits_warn_on_metal_only():
     assert not _warnings("@kernel void k(float* y) { y[0] = (float)M_PI + FLT_EPSILON; }")
 
 
+def test_double_types_warn_on_metal_only_once_each():
+    messages = _warnings("@kernel void k(double* y, const double* x) {\n"
+                         "    double t = x[0];\n"
+                         "    double u = t * 2;\n"
+                         "    y[0] = u;\n}")
+    assert len(messages) == 2, messages
+    assert "parameters 'y', 'x' are double" in messages[0]
+    assert ":2:5: a double: there is no double there" in messages[1]
+    assert all("(not portable to: Metal)" in m and "use float" in m for m in messages)
+    # a member named double, and float code, warn nothing
+    assert not _warnings("struct S { float v; };\n"
+                         "@kernel void k(float* y) { S s; s.v = 1.0f; y[0] = s.v; }")
+
+
 # -- math functions ---------------------------------------------------------------------------
 
 #: The second argument of the two-argument functions.
@@ -359,6 +373,9 @@ def test_64_bit_atomics_warn_naming_metal_and_the_type(ctype):
     messages = _warnings(f"@kernel void k({ctype}* c) {{\n"
                          f"    const long i = @index(Global, Linear);\n"
                          f"    @atomic_add(&c[0], ({ctype})i);\n}}\n")
+    # a double kernel also warns that Metal has no double at all
+    assert len(messages) == (3 if ctype == "double" else 1), messages
+    messages = [m for m in messages if "@atomic" in m]
     assert len(messages) == 1, messages
     assert "<kernel source>:3:5" in messages[0]
     assert f"@atomic_add on {ctype}" in messages[0] and "(not portable to: Metal)" in messages[0]

@@ -314,6 +314,11 @@ def _refuse_everywhere(module: Module, kernel: KernelDef) -> None:
     raise module.source_map.error_at(f"{fix}; refused on every target", t)
 
 
+_NO_DOUBLE = ("there is no double there (the Metal Shading Language has no 64-bit float); "
+              "use float, or launch with pk.Metal(float64=\"cast\"), which computes every "
+              "double in float32")
+
+
 def _facts_issues(module: Module, kernel: KernelDef, body: list[Token], helpers: list[Token],
                   target: str, tree_facts: Callable[[], Any] | None,
                   ) -> list[tuple[str, Token, str]]:
@@ -337,6 +342,15 @@ def _facts_issues(module: Module, kernel: KernelDef, body: list[Token], helpers:
         elif t.text in CONSTANTS and not calls and not known.has_constant(t.text):
             found.append(("constant", t, f"{t.text} is a double limit, and there is no double "
                                          f"there; use the FLT_* limits"))
+        elif t.text == "double" and not known.double and not after_member \
+                and not any(kind == "double" for kind, _, _ in found):
+            found.append(("double", t, f"a double: {_NO_DOUBLE}"))  # the first one only
+    doubles = [p.name for p in kernel.params if p.type == "double"]
+    if doubles and not known.double:
+        names = ", ".join(repr(n) for n in doubles)
+        found.append(("double", Token("id", doubles[0], kernel.line, kernel.col),
+                      f"parameter{'s' if len(doubles) > 1 else ''} {names} "
+                      f"{'are' if len(doubles) > 1 else 'is'} double: {_NO_DOUBLE}"))
     if not any(t.kind == "at" and t.text.startswith("@atomic_") for t in tokens):
         return found
     typed = _typed_atomics(module, kernel, tree_facts)
