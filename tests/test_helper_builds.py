@@ -378,3 +378,49 @@ def test_a_short_type_name_runs_on_every_path(path: Any, name: str) -> None:
 @pytest.mark.parametrize("name", SHORT_NAMES)
 def test_a_short_type_name_compiles_for_the_gpu_compilers(name: str) -> None:
     compile_for_gpus(pk.kernel(SOURCE.format(T=name)))
+
+
+# -- file-scope const tables (the 80-kernel probe: PoCL and NVRTC refused them) ------------
+
+TABLES = """
+const float table[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+static const int offsets[2] = {0, 1};
+const float scale = 0.5f;
+float pick(long i) { return table[(i + offsets[1]) % 4] * scale; }
+@kernel void lookup(float* y) {
+    const long i = @index(Global, Linear);
+    y[i] = table[i % 4] + pick(i);
+}
+"""
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_file_scope_const_tables_build_and_run_everywhere(path: Any, debug: bool) -> None:
+    path.run(pk.kernel(TABLES, debug=debug), np.zeros(8, np.float32), ndrange=8)
+    i = np.arange(8)
+    want = np.float32([1, 2, 3, 4])[i % 4] + np.float32([1, 2, 3, 4])[(i + 1) % 4] * 0.5
+    assert np.array_equal(path.after[0], want.astype(np.float32))
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_file_scope_const_tables_compile_for_the_gpu_compilers(debug: bool) -> None:
+    compile_for_gpus(pk.kernel(TABLES, debug=debug))
+
+
+def test_a_file_scope_const_gets_each_target_s_constant_memory() -> None:
+    k = pk.kernel(TABLES)
+    prefix = {"opencl": "__constant", "metal": "constant", "cuda": "__device__", "c": ""}
+    for target, word in prefix.items():
+        text = k.render(target).replace("\n#line", " #line")
+        for decl in ("const float table[4]", "static const int offsets[2]",
+                     "const float scale ="):
+            before = text.split(decl, 1)[0].rsplit(";", 1)[-1].rsplit("}", 1)[-1]
+            if word:
+                assert word in before, (target, decl, before)
+            else:
+                assert not any(w in before for w in prefix.values() if w), (decl, before)
+    # a pointer, a function and a type keep their own spelling
+    other = pk.kernel("const float* const none = 0;\n"
+                      "typedef const float cfloat;\n"
+                      "@kernel void k(float* y) { y[0] = 1.0f; }")
+    assert "__constant" not in other.render("opencl").split("__kernel")[0]

@@ -309,8 +309,10 @@ def _reserved_word_diagnostics(source: str, name: str) -> list[Diagnostic]:
     for n, (kind, text, offset) in enumerate(tokens):
         if kind != "word" or text not in METAL_RESERVED_WORDS:
             continue
-        after = tokens[n + 1][1] if n + 1 < len(tokens) else ""
-        before = tokens[n - 1][1] if n else ""
+        # A #line directive between a qualifier and its type (`constant` + line marker +
+        # `const float t[4]`) leaves it a qualifier: neighbours skip preprocessor lines.
+        after = next((t for k, t, _ in tokens[n + 1:] if k != "pp"), "")
+        before = next((t for k, t, _ in reversed(tokens[:n]) if k != "pp"), "")
         if _QUALIFIER_FOLLOWERS.match(after) and before not in _NAME_LEADERS:
             continue
         physical = bisect.bisect_right(line_starts, offset) - 1

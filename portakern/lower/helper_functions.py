@@ -54,10 +54,33 @@ def lower_helpers(helpers: list[Token]) -> list:
             if depth == 0 and t.text == "}" and _ends_declaration(helpers, n):
                 decl_start = None
         elif t.kind == "punct" and t.text == ";" and depth == 0:
+            if decl_start is not None and decl_start >= 0 and _constant_table(out[decl_start:]):
+                out.insert(decl_start, Call("constant_prefix", (), t.line))
             decl_start = None
             if n in tag_ends:
                 out.append(Gen(f" typedef struct {tag_ends[n]} {tag_ends[n]};"))
     return out
+
+
+_NOT_TABLES = frozenset({"struct", "union", "enum", "typedef", "extern", "template", "using",
+                         "namespace", "class"})
+
+
+def _constant_table(decl: list) -> bool:
+    """Whether a file-scope declaration is a ``const`` variable of plain type (a table,
+    ``const float lut[4] = {...};``, or a scalar), which OpenCL C and Metal keep only in
+    their constant address space and CUDA only as a ``__device__`` variable: the
+    ``constant_prefix`` macro goes before it. A pointer, a function and a type are not."""
+    words = []
+    for it in decl:
+        if isinstance(it, Token) and it.kind == "punct" and it.text in ("=", "[", ";", "{"):
+            break
+        if isinstance(it, Token) and it.kind in ("id", "punct"):
+            words.append(it.text)
+        elif isinstance(it, Call):
+            return False
+    return ("const" in words and not _NOT_TABLES.intersection(words)
+            and not any(w in ("*", "&", "(", "<", "::") for w in words))
 
 
 def _after_template(out: list, at: int) -> int:
