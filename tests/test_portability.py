@@ -303,3 +303,40 @@ def test_the_scan_reads_the_typed_tree_it_is_given(monkeypatch):
     issues = portability.scan(module, kdef, "metal", lambda: kernel.facts("metal"))
     assert [i.line for i in issues] == [2] and calls == [kernel.facts("metal")]
     assert portability.scan(module, kdef, "opencl") == []  # OpenCL has 64-bit atomics
+
+
+def test_builtins_opencl_calls_ambiguous_warn_naming_opencl_and_the_fix():
+    # PoCL: "call to '_cl_abs' is ambiguous", "call to '_cl_min' is ambiguous"
+    src = ("@kernel void f(float* y, const long n, const int m) {\n"
+           "    const long i = @index(Global, Linear);\n"
+           "    const float v = -2.0f;\n"
+           "    y[i] = abs(v) + (float)min(i, m) + (float)max(n, 0)\n"
+           "         + fmin(v, 1) + (float)abs(m) + fmax(v, 2.0f) + min(v, 3.0f);\n"
+           "}\n")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        k = pk.kernel(src)
+    got = [str(w.message) for w in caught if issubclass(w.category, pk.PortabilityWarning)]
+    assert len(got) == 3, got
+    assert all(m.endswith("(not portable to: OpenCL)") for m in got)
+    assert "4:12: abs() of a float" in got[0] and "write fabs()" in got[0]
+    assert "4:28: min() of long and int" in got[1] and "min((long)a, (long)b)" in got[1]
+    assert "4:47: max() of long and int" in got[2]
+    # the fixed calls build and run on PoCL too
+    fixed = (src.replace("abs(v)", "fabs(v)").replace("min(i, m)", "min(i, (long)m)")
+             .replace("max(n, 0)", "max(n, 0L)"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pk.PortabilityWarning)
+        fk = pk.kernel(fixed)
+    y = np.zeros(4, np.float32)
+    fk(y, 3, 1, ndrange=4)
+    want = 2 + np.minimum(np.arange(4), 1) + 3 - 2 + 1 + 2 - 2
+    assert np.array_equal(y, want.astype(np.float32))
+    try:
+        backend = pk.OpenCL()
+    except pk.BackendUnavailableError as exc:
+        pytest.skip(str(exc))
+    d = backend.to_device(np.zeros(4, np.float32))
+    fk(d, 3, 1, ndrange=4)
+    assert np.array_equal(backend.to_host(d), want.astype(np.float32))
+    del k

@@ -31,6 +31,7 @@ from typing import Any
 from ..errors import TargetRefusal
 from ..syntax.cxx_constructs import cxx_uses, debug_conflicts, everywhere_refused
 from ..syntax.expression_nodes import Binary, Decl, Expr, Name, Paren, Subscript, Unary
+from ..syntax.expression_nodes import Call as CallNode
 from ..syntax.function_values import check_function_values
 from ..syntax.functions import functions_of
 from ..syntax.language import KernelDef, Module, Token, significant
@@ -126,6 +127,10 @@ def scan(module: Module, kernel: KernelDef, target: str,
     found += [("dialect", t, _dialect_message(t.text))
               for t in dialect_words(body, helpers) if t.text not in info.dialect_words]
     found += _facts_issues(module, kernel, body, helpers, target, tree_facts)
+    if "overloads" not in info.cxx_constructs and any(
+            t.text in _OVERLOADED and n + 1 < len(body) and body[n + 1].is_punct("(")
+            for n, t in enumerate(body)):
+        found += _mixed_builtin_calls(module, kernel, tree_facts)
     return [Issue((kind, tok.line, tok.col, tok.text), filename, tok.line, tok.col,
                   (target,), message) for kind, tok, message in found]
 
@@ -365,6 +370,43 @@ def _facts_issues(module: Module, kernel: KernelDef, body: list[Token], helpers:
                                        f"{ctype} there (32-bit int, uint and float only); use "
                                        f"an int, uint or float array, or run this kernel on "
                                        f"another backend"))
+    return found
+
+
+#: The builtins C without overloading (OpenCL C) has for one type at a time.
+_OVERLOADED = frozenset({"abs", "min", "max", "clamp"})
+
+
+def _mixed_builtin_calls(module: Module, kernel: KernelDef,
+                         tree_facts: Callable[[], Any] | None) -> list[tuple[str, Token, str]]:
+    """``abs()`` of a float and ``min``/``max``/``clamp`` of scalars of different types in
+    the body, read off the typed tree: OpenCL C's compiler calls them ambiguous."""
+    from ..syntax.tree import body_facts, parse_body
+    from .expression_types import typed_body
+
+    got = tree_facts() if tree_facts is not None else body_facts(
+        parse_body(kernel.body, module.source_map))
+    typed = typed_body(got, module, kernel)
+    found: list[tuple[str, Token, str]] = []
+    for node in typed.expressions():
+        if not (isinstance(node, CallNode) and isinstance(node.func, Name)
+                and node.func.name in _OVERLOADED and node.func.name not in typed.functions):
+            continue
+        kinds = [typed.type_of(a) for a in node.args]
+        if any(k.kind not in ("int", "float") for k in kinds):
+            continue  # a vector, a type variable, a struct: left to the compiler
+        name, where = node.func.name, node.first
+        if name == "abs" and len(kinds) == 1 and kinds[0].kind == "float":
+            found.append(("overload", where, f"abs() of a {kinds[0].name}: OpenCL C's abs() "
+                                             f"takes integers only; write fabs(), which "
+                                             f"every target has"))
+        elif name != "abs" and len({k.name for k in kinds}) > 1:
+            spelled = " and ".join(dict.fromkeys(k.name for k in kinds))
+            widest = max(kinds, key=lambda k: (k.kind == "float", k.width)).name
+            found.append(("overload", where, f"{name}() of {spelled}: OpenCL C has no {name}() "
+                                             f"of mixed types (its compiler calls the call "
+                                             f"ambiguous); cast the arguments to one type, "
+                                             f"{name}(({widest})a, ({widest})b)"))
     return found
 
 
