@@ -319,6 +319,21 @@ def _refuse_everywhere(module: Module, kernel: KernelDef) -> None:
     raise module.source_map.error_at(f"{fix}; refused on every target", t)
 
 
+def _print_arguments(tokens: list[Token]) -> set[int]:
+    """The indices of the tokens inside each ``@print(...)``'s parentheses."""
+    inside: set[int] = set()
+    for n, t in enumerate(tokens):
+        if t.kind == "at" and t.text == "@print" and n + 1 < len(tokens) \
+                and tokens[n + 1].is_punct("("):
+            depth = 0
+            for k in range(n + 1, len(tokens)):
+                depth += tokens[k].is_punct("(") - tokens[k].is_punct(")")
+                inside.add(k)
+                if depth == 0:
+                    break
+    return inside
+
+
 _NO_DOUBLE = ("there is no double there (the Metal Shading Language has no 64-bit float); "
               "use float, or launch with pk.Metal(float64=\"cast\"), which computes every "
               "double in float32")
@@ -334,6 +349,7 @@ def _facts_issues(module: Module, kernel: KernelDef, body: list[Token], helpers:
     tokens = body + helpers
     own = _defined_functions(helpers)
     found: list[tuple[str, Token, str]] = []
+    printed = _print_arguments(tokens)  # (double)x in @print: printf's habit; Metal drops it
     for n, t in enumerate(tokens):
         if t.kind != "id":
             continue
@@ -348,7 +364,7 @@ def _facts_issues(module: Module, kernel: KernelDef, body: list[Token], helpers:
             found.append(("constant", t, f"{t.text} is a double limit, and there is no double "
                                          f"there; use the FLT_* limits"))
         elif t.text == "double" and not known.double and not after_member \
-                and not any(kind == "double" for kind, _, _ in found):
+                and n not in printed and not any(kind == "double" for kind, _, _ in found):
             found.append(("double", t, f"a double: {_NO_DOUBLE}"))  # the first one only
     doubles = [p.name for p in kernel.params if p.type == "double"]
     if doubles and not known.double:
