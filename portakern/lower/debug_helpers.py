@@ -26,7 +26,8 @@ offset is ``pk_dbg_k_o + (a - pk_dbg_k_a)``. Pointing one at another array (``a 
 ``a++[k]`` and a helper named as a function pointer are refused (:class:`KernelSyntaxError`;
 a variable, parameter or field of the helper's name is not the helper).
 A struct's method that takes the record too (:mod:`.debug_methods`) passes it on, with
-unknown extents; a call in any other method body, where no record is at hand, passes a null
+its pointer parameters' places (:mod:`.debug_method_pointers`); a call in any other
+method body, where no record is at hand, passes a null
 record and unknown extents (:func:`_outside`).
 
 Debug mode's initcheck and racecheck follow a ``@localmem`` array into a helper the same
@@ -67,8 +68,8 @@ from .debug_helper_parts import code_of as _code
 from .debug_helper_parts import skip as _next
 from .debug_helper_parts import tok as _tok
 
-__all__ = ["HELPER_CODE", "check_helpers", "helper_pointers", "helper_private_arrays",
-           "pass_extents"]
+__all__ = ["HELPER_CODE", "check_body", "check_helpers", "handed_on", "helper_pointers",
+           "helper_private_arrays", "hidden_args", "known_places", "params_of", "pass_extents"]
 
 #: The fault code of a subscript in a helper into the kernel's array argument ``k``:
 #: ``HELPER_CODE + k`` (the launcher then says where the access went instead).
@@ -76,7 +77,7 @@ HELPER_CODE = 1 << 20
 
 
 
-def _params_of(inner: list) -> list[tuple[str, bool]]:
+def params_of(inner: list) -> list[tuple[str, bool]]:
     """``(name, is pointer)`` of each parameter in a declaration's parameter list."""
     out = []
     for group in _split_top(inner, ","):
@@ -103,7 +104,7 @@ def helper_pointers(parts: list) -> dict[str, list[tuple[str, bool]]]:
     calls: dict[str, set[str]] = {}
     for name, open_at, close, brace in definitions(parts):
         fn = parts[name].text
-        params.setdefault(fn, _params_of(parts[open_at + 1:close]))
+        params.setdefault(fn, params_of(parts[open_at + 1:close]))
         if brace >= 0:
             body = _code(parts[brace + 1:_match_items(parts, brace)])
             # A call, `at(...)`; never a field `s.at` or a variable of the same name.
@@ -131,7 +132,7 @@ def helper_private_arrays(parts: list) -> list[tuple[str, str, list[list]]]:
 
     found = [d for d in definitions(parts) if d[3] >= 0]
     return helper_privates(parts, [
-        (parts[name].text, [p for p, _ in _params_of(parts[open_at + 1:close])],
+        (parts[name].text, [p for p, _ in params_of(parts[open_at + 1:close])],
          parts[brace + 1:_match_items(parts, brace)])
         for name, open_at, close, brace in found]
     ) + method_privates(parts) + function_members(parts, [
@@ -139,7 +140,7 @@ def helper_private_arrays(parts: list) -> list[tuple[str, str, list[list]]]:
         for name, open_at, _, brace in found], struct_scan(parts).arrays)
 
 
-def _hidden_args(args: list[list], params: list[tuple[str, bool]], ids: list[list],
+def hidden_args(args: list[list], params: list[tuple[str, bool]], ids: list[list],
                  known: dict[str, tuple], record: str, context: Call) -> list:
     out: list = [Gen(record)]
     for g in ids:
@@ -156,7 +157,7 @@ def _hidden_args(args: list[list], params: list[tuple[str, bool]], ids: list[lis
     return out
 
 
-def _handed_on(inner: list, args: list[list], params: list[tuple[str, bool]],
+def handed_on(inner: list, args: list[list], params: list[tuple[str, bool]],
                known: dict[str, tuple]) -> list:
     """A call's arguments ``inner`` with the ``&`` of each pointer argument ``&s[e]`` whose
     array the helper is given shadows of a :class:`~.initcheck.HandedOn`: the call marks
@@ -209,9 +210,9 @@ def _rewrite_calls(parts: list, helpers: dict[str, list[tuple[str, bool]]],
                 args = [a for a in _split_top(inner, ",")]
                 if args == [[]] or not _code(inner):
                     args = []
-                hidden = _hidden_args(args, helpers[t.text], ids_of(t.line, depth >= 0), known,
+                hidden = hidden_args(args, helpers[t.text], ids_of(t.line, depth >= 0), known,
                                       record, context_of(depth >= 0))
-                inner = _handed_on(inner, args, helpers[t.text], known)
+                inner = handed_on(inner, args, helpers[t.text], known)
                 out += parts[n:j + 1] + inner + ([Gen(", ")] if args else []) + hidden
                 out.append(parts[close])
                 n = close + 1
@@ -219,6 +220,29 @@ def _rewrite_calls(parts: list, helpers: dict[str, list[tuple[str, bool]]],
         out.append(it)
         n += 1
     return out
+
+
+def known_places(arrays: dict[str, int], views: dict[str, str],
+                 local: dict[str, tuple[list, int]] | None = None,
+                 shadowed: dict[str, bool] | None = None,
+                 owners: dict[str, str] | None = None) -> dict[str, tuple]:
+    """Where each pointer the kernel body can pass points (:func:`pass_extents`'s
+    arguments): ``{name: (offset, extent, code[, shadows])}``, or a :class:`Whole`."""
+    known: dict[str, tuple] = {
+        a: ("0", f"pk_dbg[{16 + k}]", str(HELPER_CODE + k)) for a, k in arrays.items()}
+    shadowed = shadowed or {}
+    for name, (size, code) in (local or {}).items():
+        known[name] = ("0", size, str(code))
+        owner = (owners or {}).get(name, name)
+        if owner in shadowed:
+            known[name] += ((Call("helper_shadows", (owner, shadowed[owner]), 0),),)
+    for first, owner in (owners or {}).items():  # a multi-dimensional array passed whole
+        if first in known and owner not in known:
+            known[owner] = Whole(known[first])
+    for view, origin in views.items():
+        if origin in known:
+            known[view] = (f"({view} - {origin})", *known[origin][1:])
+    return known
 
 
 def pass_extents(parts: list, helpers: dict[str, list[tuple[str, bool]]],
@@ -241,21 +265,8 @@ def pass_extents(parts: list, helpers: dict[str, list[tuple[str, bool]]],
     """
     if not helpers:
         return parts
-    known: dict[str, tuple] = {
-        a: ("0", f"pk_dbg[{16 + k}]", str(HELPER_CODE + k)) for a, k in arrays.items()}
-    shadowed = shadowed or {}
-    for name, (size, code) in (local or {}).items():
-        known[name] = ("0", size, str(code))
-        owner = (owners or {}).get(name, name)
-        if owner in shadowed:
-            known[name] += ((Call("helper_shadows", (owner, shadowed[owner]), 0),),)
-    for first, owner in (owners or {}).items():  # a multi-dimensional array passed whole
-        if first in known and owner not in known:
-            known[owner] = Whole(known[first])
-    for view, origin in views.items():
-        if origin in known:
-            known[view] = (f"({view} - {origin})", *known[origin][1:])
-    epoch = any(shadowed.values())
+    known = known_places(arrays, views, local, shadowed, owners)
+    epoch = any((shadowed or {}).values())
 
     def context_of(here: bool) -> Call:
         where = ("loop" if here else "group") if lockstep else "any"
@@ -264,7 +275,7 @@ def pass_extents(parts: list, helpers: dict[str, list[tuple[str, bool]]],
     return _rewrite_calls(parts, helpers, known, ids_of, inside, context_of=context_of)
 
 
-def _check_body(body: list, known: dict[str, tuple[str, str, str]],
+def check_body(body: list, known: dict[str, tuple[str, str, str]],
                 slots: dict[str, int]) -> list:
     """A helper body with each subscript of a pointer parameter in ``known`` (its offset,
     extent and fault code) checked, and tracked (``helper_local``: initcheck and racecheck
@@ -280,7 +291,7 @@ def _check_body(body: list, known: dict[str, tuple[str, str, str]],
             j = _next(body, n + 1)
             if j < len(body) and _is_tok(body[j], "[") and not _is_tok(prev, ".", "->", "::"):
                 close = _match_items(body, j)
-                inner = _check_body(body[j + 1:close], known, slots)
+                inner = check_body(body[j + 1:close], known, slots)
                 off, extent, code = known[t.text]
                 index = [Gen(f"{off} + ("), *inner, Gen(")")]
                 access = [it, body[j], Gen(f"{extent} < 0 ? ("), *inner, Gen(") : "),
@@ -318,6 +329,9 @@ def check_helpers(parts: list, filename: str = "<kernel>",
         _no_function_pointers(parts, helpers, filename)
     privates = helper_private_arrays(parts)
     from .debug_helper_arrays import helper_array_params
+    from .debug_method_pointers import method_pointers
+
+    pointers = method_pointers(parts, methods)
 
     order = helper_array_params(parts)
     out: list = []
@@ -325,7 +339,7 @@ def check_helpers(parts: list, filename: str = "<kernel>",
     for name, open_at, close, brace in definitions(parts):
         if parts[name].text not in helpers:
             continue
-        params = _params_of(parts[open_at + 1:close])
+        params = params_of(parts[open_at + 1:close])
         positions = tuple(k for k, (_, ptr) in enumerate(params) if ptr)
         end = _match_items(parts, brace) if brace >= 0 else close
         body = parts[brace + 1:end] if brace >= 0 else []
@@ -343,7 +357,8 @@ def check_helpers(parts: list, filename: str = "<kernel>",
         elif _code(inner):  # (void)
             inner = []
         hidden = Call("debug_helper_params", (positions,), parts[name].line)
-        out += _outside(parts, last, name, helpers, methods, privates) \
+        out += _outside(parts, last, name, helpers, methods, privates, pointers,
+                        filename) \
             + parts[name:open_at + 1] + inner + [hidden]
         if brace < 0:
             out += parts[close:close + 1]
@@ -376,16 +391,18 @@ def check_helpers(parts: list, filename: str = "<kernel>",
         from .debug_methods import pass_to_methods
 
         rewritten = pass_to_methods(rewritten, methods, lambda line, inside, ids=ids: ids, True,
-                                    lambda inside: Call("helper_context", ("helper", True), 0))
+                                    lambda inside: Call("helper_context", ("helper", True), 0),
+                                    pointers=pointers, known=known)
         rewritten = check_private_in(parts, fn, rewritten, [p for p, _ in params], privates)
-        rewritten = _check_body(rewritten, {p: known[p][:3] for p in checked}, checked)
+        rewritten = check_body(rewritten, {p: known[p][:3] for p in checked}, checked)
         from .debug_helper_arrays import check_array_params
 
         rewritten = check_array_params(rewritten, grids, ids)
         origins = [Call("debug_origin", (p, checked[p]), parts[name].line) for p in moved]
         out += parts[close:brace + 1] + origins + rewritten + [parts[end]]
         last = end + 1
-    return out + _outside(parts, last, len(parts), helpers, methods, privates)
+    return out + _outside(parts, last, len(parts), helpers, methods, privates, pointers,
+                        filename)
 
 
 def _no_function_pointers(parts: list, helpers: dict, filename: str) -> None:
@@ -411,7 +428,8 @@ def _no_function_pointers(parts: list, helpers: dict, filename: str) -> None:
 
 
 def _outside(parts: list, lo: int, hi: int, helpers: dict[str, list[tuple[str, bool]]],
-             methods: frozenset[str], privates: list) -> list:
+             methods: frozenset[str], privates: list, pointers: dict[str, tuple[int, ...]],
+             filename: str) -> list:
     """Code outside the helper functions, ``parts[lo:hi]`` (structs): the methods that take
     the hidden parameters get them (:func:`.debug_methods.check_method`); in the rest (the
     other methods' bodies) each helper call passes a null record and unknown extents: no
@@ -426,11 +444,11 @@ def _outside(parts: list, lo: int, hi: int, helpers: dict[str, list[tuple[str, b
 
     ids = [[Gen(f"pk_dbg_g{d}")] for d in range(3)]
 
-    def calls(m, body: list) -> list:
-        if not helpers:
-            return body
+    def places(m) -> dict[str, tuple]:
+        """Where the method's private and (1-d) member arrays are: a call passes them."""
         params = [t.text for t in parts[m.open + 1:m.close]
                   if isinstance(t, Token) and t.kind == "id"]
+        body = parts[m.brace + 1:m.end]
         mine = private_places(parts, m.full, body, params, privates)
         known = {n: Whole(e) if multi else e for n, (e, multi) in mine.items()}
         for k, (fn, name, dims) in enumerate(privates):  # its member arrays, 1-d
@@ -440,6 +458,11 @@ def _outside(parts: list, lo: int, hi: int, helpers: dict[str, list[tuple[str, b
                 known[name[len("this->"):]] = ("0", [Gen("(pk_dbg ? "), *dims[0],
                                                      Gen(" : -1)")],
                                                str(-1 - 16 * (PRIVATE_FIRST + k)))
+        return known
+
+    def calls(body: list, known: dict[str, tuple]) -> list:
+        if not helpers:
+            return body
         return _rewrite_calls(body, helpers, known, lambda line, inside: ids, True,
                               context_of=lambda inside: Call("helper_context",
                                                              ("helper", True), 0))
@@ -449,7 +472,7 @@ def _outside(parts: list, lo: int, hi: int, helpers: dict[str, list[tuple[str, b
     for m in methods_in(parts, methods) if methods else []:
         if lo <= m.at and m.end < hi:
             out += plain(parts[pos:m.open])
-            out += check_method(parts, m, methods, helpers,
-                                lambda body, m=m: calls(m, body), privates)
+            out += check_method(parts, m, methods, calls, privates, pointers, places(m),
+                                filename)
             pos = m.end + 1
     return out + plain(parts[pos:hi])

@@ -12,14 +12,16 @@ defaults, so the method runs unchecked there, as without the record.
 With the record, the method body's subscripts of its struct's **member arrays** (``bins[k]``,
 a field ``float bins[4]``: the extent from the struct definition) and of its own private
 arrays are checked (``pk_dbg ? checked_local(...) : (k)``, so a null record checks nothing),
-and the helpers it calls get its record and work-item (their private arrays checked; the
-method's pointer arguments pass unknown extents). Their fault codes are in the helpers'
-private range (:data:`.debug_helper_private.PRIVATE_FIRST`), after the helpers' own arrays:
+and the helpers it calls get its record and work-item. Its pointer parameters take where
+they point too, and are checked as a helper's are (:mod:`.debug_method_pointers`). The
+member and private arrays' fault codes are in the helpers' private range
+(:data:`.debug_helper_private.PRIVATE_FIRST`), after the helpers' own arrays:
 :func:`method_privates` lists them (``Acc::add``; a member array as ``this->bins``), and the
 launcher names them from the same list.
 
 Left as before (no hidden parameters; calls from them pass a null record): constructors,
-destructors, operators, template and virtual methods, a method declared in the struct and
+destructors, operators, template and virtual methods, one with a default argument (a call
+leaving it out would pass the hidden values in its place), a method declared in the struct and
 defined outside it, one whose name is overloaded or is also a field, a helper or anything
 else that is not called (``&Acc::add``), and methods of nested or local structs (their
 names too: a call ``x.m()`` is rewritten by its name alone, so every method of that name
@@ -149,7 +151,10 @@ def _members(parts: list, name: str, brace: int, close: int, scan: Scan, top: bo
             plain = (top and _is_tok(it, "{") and fn and fn != name and fn != "operator"
                      and len(head) > 1 and not head[-2].is_punct("~")
                      and not any(t.text in ("template", "virtual", "friend", "operator")
-                                 for t in head))
+                                 for t in head)
+                     # A default argument: a call that leaves it out would pass the hidden
+                     # values in its place.
+                     and not any(t.is_punct("=") for t in seg[paren:]))
             if _is_tok(it, "{"):
                 end = _match_items(parts, k)
                 scan.bad.update(_nested_calls(parts[k + 1:end], scan, macros))
@@ -296,13 +301,20 @@ def method_privates(parts: list) -> list[tuple[str, str, list[list]]]:
 
 
 def pass_to_methods(parts: list, names: frozenset[str], ids_of, inside: bool,
-                    context_of, record: str = "pk_dbg", bare: frozenset[str] = frozenset()
-                    ) -> list:
+                    context_of, record: str = "pk_dbg", bare: frozenset[str] = frozenset(),
+                    pointers: dict[str, tuple[int, ...]] | None = None,
+                    known: dict[str, tuple] | None = None) -> list:
     """``parts`` with each call ``x.m(...)``, ``p->m(...)`` of a method in ``names`` (and each
     bare ``m(...)`` of one in ``bare``: in a method of its struct) passing ``record``, the
-    work-item ``ids_of(line, inside)`` and the racecheck context ``context_of(inside)``."""
+    work-item ``ids_of(line, inside)``, the racecheck context ``context_of(inside)`` and, for
+    each pointer parameter ``pointers[m]`` lists, where its argument points (``known``: the
+    caller's places, as :func:`.debug_helpers.pass_extents` takes them; unknown elsewhere)."""
     if not names:
         return parts
+    from ..syntax.parts import split_top
+    from .debug_helpers import handed_on, hidden_args
+
+    pointers, known = pointers or {}, known or {}
     out: list = []
     depth = 0 if inside else -1
     n = 0
@@ -312,7 +324,8 @@ def pass_to_methods(parts: list, names: frozenset[str], ids_of, inside: bool,
         depth += step
         if not step and isinstance(it, Call) and any(isinstance(a, list) for a in it.args):
             it = Call(it.macro, tuple(
-                pass_to_methods(a, names, ids_of, depth >= 0, context_of, record, bare)
+                pass_to_methods(a, names, ids_of, depth >= 0, context_of, record, bare,
+                                pointers, known)
                 if isinstance(a, list) else a for a in it.args), it.line, it.col)
         t = _tok(it)
         if t is not None and t.kind == "id" and t.text in names:
@@ -322,12 +335,15 @@ def pass_to_methods(parts: list, names: frozenset[str], ids_of, inside: bool,
             if member and j < len(parts) and _is_tok(parts[j], "("):
                 close = _match_items(parts, j)
                 inner = pass_to_methods(parts[j + 1:close], names, ids_of, depth >= 0,
-                                        context_of, record, bare)
-                hidden: list = [Gen(", " if _code(inner) else ""), Gen(record)]
-                for g in ids_of(t.line, depth >= 0):
-                    hidden += [Gen(", "), *g]
-                hidden.append(context_of(depth >= 0))
-                out += parts[n:j + 1] + inner + hidden + [parts[close]]
+                                        context_of, record, bare, pointers, known)
+                args = split_top(inner, ",") if _code(inner) else []
+                slots = pointers.get(t.text, ())
+                params = [("", k in slots) for k in range(len(args))]
+                hidden = hidden_args(args, params, ids_of(t.line, depth >= 0), known, record,
+                                     context_of(depth >= 0))
+                inner = handed_on(inner, args, params, known)
+                out += parts[n:j + 1] + inner + [Gen(", " if args else "")] + hidden \
+                    + [parts[close]]
                 n = close + 1
                 continue
         out.append(it)
@@ -335,27 +351,36 @@ def pass_to_methods(parts: list, names: frozenset[str], ids_of, inside: bool,
     return out
 
 
-def check_method(parts: list, m: Method, names: frozenset[str], helpers: dict,
-                 rewrite_calls, order: list[tuple[str, str, list[list]]]) -> list:
+def check_method(parts: list, m: Method, names: frozenset[str], rewrite_calls,
+                 order: list[tuple[str, str, list[list]]],
+                 pointers: dict[str, tuple[int, ...]], places: dict[str, tuple],
+                 filename: str) -> list:
     """The method ``m`` of ``parts`` (its parameter list through its closing brace) with
-    the hidden parameters, its member and private arrays checked and its calls passing the
-    record on; ``rewrite_calls(body, known)`` passes it to helpers, ``order`` is the list of
-    checked arrays (:func:`.debug_helpers.helper_private_arrays`: the fault codes)."""
+    the hidden parameters, its member and private arrays and its pointer parameters
+    (``pointers[m.name]``: :mod:`.debug_method_pointers`) checked and its calls passing the
+    record on; ``rewrite_calls(body, known)`` passes it to helpers, ``places`` says where its
+    private and member arrays are (a call passes them on), ``order`` is the list of checked
+    arrays (:func:`.debug_helpers.helper_private_arrays`: the fault codes)."""
     from .debug_helper_private import PRIVATE_FIRST
+    from .debug_helpers import check_body
+    from .debug_method_pointers import check_pointer_params
     from .debug_views import check_private
 
+    slots = pointers.get(m.name, ())
     inner = parts[m.open + 1:m.close]
-    hidden = Call("debug_method_params", (), parts[m.at].line)
+    hidden = Call("debug_method_params", (slots,), parts[m.at].line)
     head = [*inner, Gen(", "), hidden] if _code(inner) and not (
         len(_code(inner)) == 1 and _is_tok(_code(inner)[0], "void")) else [hidden]
-    body = parts[m.brace + 1:m.end]
+    body, origins, mine, checked = check_pointer_params(parts, m, slots, filename)
+    known = {**places, **mine}
     ids = [[Gen(f"pk_dbg_g{d}")] for d in range(3)]
     bare = frozenset(o.name for o in methods_in(parts, names) if o.struct == m.struct)
-    body = rewrite_calls(body)
+    body = rewrite_calls(body, known)
     body = pass_to_methods(body, names, lambda line, inside: ids, True,
                            lambda inside: Call("helper_context", ("helper", True), 0),
-                           bare=bare)
+                           bare=bare, pointers=pointers, known=known)
     for k, (fn, name, dims) in enumerate(order):
         if fn == m.full:
             body = check_private(body, {name: dims}, PRIVATE_FIRST + k, 1, ids=ids)
-    return [parts[m.open], *head, *parts[m.close:m.brace + 1], *body, parts[m.end]]
+    body = check_body(body, {p: mine[p][:3] for p in checked}, checked)
+    return [parts[m.open], *head, *parts[m.close:m.brace + 1], *origins, *body, parts[m.end]]

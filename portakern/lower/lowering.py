@@ -286,6 +286,8 @@ def lower_kernel(kernel: KernelDef, module: Module, ndim: int, *,
                                lambda line, inside: item_ids(ndim, line, inside),
                                not lockstep, local, _shadowed(lw, lockstep, initcheck),
                                lockstep, {flat_text(n, len(ranked[n])): n for n in rows})
+        from .debug_helpers import known_places
+        from .debug_method_pointers import method_pointers
         from .debug_methods import checkable_methods, pass_to_methods
 
         methods = checkable_methods(expand_macros(module.helpers), kernel.body)
@@ -293,7 +295,10 @@ def lower_kernel(kernel: KernelDef, module: Module, ndim: int, *,
         checked = pass_to_methods(
             checked, methods, lambda line, inside: item_ids(ndim, line, inside), not lockstep,
             lambda here: Call("helper_context", (("loop" if here else "group") if lockstep
-                                                 else "any", epoch), 0))
+                                                 else "any", epoch), 0),
+            pointers=method_pointers(expand_macros(module.helpers), methods),
+            known=known_places(flat, views, local, _shadowed(lw, lockstep, initcheck),
+                               {flat_text(n, len(ranked[n])): n for n in rows}))
         checked = check_subscripts(checked, arrays, ndim,
                                    inside_item=not lockstep, local=lw.local_dims)
         checked = check_private(checked, private, len(lw.local_dims), ndim,
