@@ -49,7 +49,9 @@ A helper's own private arrays are places as the kernel's are
 (:func:`.debug_helper_private.private_places`): passed on, and pointed into (``float* p =
 acc + 1;``). A multi-dimensional array passed whole, or a parameter declared ``b[][4]``, is
 its flat place (:class:`.debug_helper_parts.Whole`), whose subscripts
-:mod:`.debug_helper_arrays` checks; a moved pointer parameter is :mod:`.debug_helper_moves`'s.
+:mod:`.debug_helper_arrays` checks, and a pointer into a row of either is a flat subscript
+of its first element (:mod:`.debug_helper_rows`); a moved pointer parameter is
+:mod:`.debug_helper_moves`'s.
 """
 
 from __future__ import annotations
