@@ -219,3 +219,32 @@ def test_rows_in_helpers_render_unchanged_without_debug_mode() -> None:
                          pk.kernel(param).render(target))
         assert "return row[k]" not in pk.kernel(own, debug=True).render(target)
         assert "return row[c]" not in pk.kernel(param, debug=True).render(target)
+
+
+RACE = """
+void put(float b[][4], long r, long c, float v) {
+    float* row = b[r];
+    row[c] = v;
+}
+@kernel void race_rows(float* y, const float* x, const long pair) {
+    const long i = @index(Global, Linear);
+    const long l = @index(Local, Linear);
+    @localmem float g[2][4];
+    put(g, 0, pair ? l / 2 : l, x[i]);
+    @synchronize();
+    y[i] = g[l / 4][l % 4];
+}
+"""
+
+
+def test_a_write_through_a_row_of_a_parameter_is_racechecked(path: Any) -> None:
+    k = pk.kernel(RACE, debug=True)
+    x = np.arange(8, dtype=np.float32)
+    y, = path.run(k, np.zeros(8, np.float32), x, np.int64(0), ndrange=8, workgroupsize=8)[:1]
+    assert list(y) == list(x)
+    with pytest.raises(pk.KernelFaultError) as info:  # work-items 2m and 2m + 1 write g[0][m]
+        path.run(k, np.zeros(8, np.float32), x, np.int64(1), ndrange=8, workgroupsize=8)
+    err = info.value
+    assert err.parameter == "g" and "race on element" in str(err)
+    assert 0 <= err.index < 4 and err.extent == 8
+    assert err.lineno == line_of(RACE, "row[c] = v")
