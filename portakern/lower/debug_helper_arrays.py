@@ -15,9 +15,9 @@ flat array (:mod:`.debug_rows`), with the initcheck's and racecheck's shadows fo
   pointer parameter is, and as an access of that element for the initcheck and the
   racecheck (``helper_local``).
 
-Only a subscript with every dimension (``b[r][c]``) is checked; a row (``b[r]``, passed on or
-read through) is not. A parameter with an inner size that is not a constant, or that the
-helper moves (``b++``), is left as written.
+A row used as a pointer (``b[r]``, passed on or read through) is checked against the same
+flat extent by :mod:`.debug_helper_rows`. A parameter with an inner size that is not a
+constant, or that the helper moves (``b++``), is left as written.
 """
 
 from __future__ import annotations

@@ -17,7 +17,8 @@ import re
 
 from ..syntax.language import Token
 
-__all__ = ["PRIVATE_FIRST", "check_private_in", "helper_privates", "private_places"]
+__all__ = ["PRIVATE_FIRST", "check_private_in", "helper_privates", "private_places",
+           "private_sizes"]
 
 #: The array number of the first helper private array in a fault code (past any kernel's
 #: ``@localmem`` and private arrays, and below the N-d parameter codes).
@@ -81,6 +82,15 @@ def private_places(parts: list, fn: str, body: list, params: list[str],
         out[name] = (("0", extent, str(code if len(dims) == 1 else code - FLAT_DIMENSION)),
                      len(dims) > 1)
     return out
+
+
+def private_sizes(parts: list, fn: str, body: list, params: list[str],
+                  order: list[tuple[str, str, list[list]]]) -> dict[str, tuple[list[list], int]]:
+    """The sizes of each checked private array of the helper ``fn`` and its fault code of
+    dimension 0: ``{name: (sizes, code)}`` (a pointer into a row of a multi-dimensional one,
+    :mod:`.debug_helper_rows`)."""
+    return {name: (dims, -1 - 16 * (PRIVATE_FIRST + _number(fn, name, order)))
+            for name, dims in _privates(parts, body, params).items()}
 
 
 def check_private_in(parts: list, fn: str, body: list, params: list[str],

@@ -50,7 +50,9 @@ A helper's own private arrays are places as the kernel's are
 (:func:`.debug_helper_private.private_places`): passed on, and pointed into (``float* p =
 acc + 1;``). A multi-dimensional array passed whole, or a parameter declared ``b[][4]``, is
 its flat place (:class:`.debug_helper_parts.Whole`), whose subscripts
-:mod:`.debug_helper_arrays` checks; a moved pointer parameter is :mod:`.debug_helper_moves`'s.
+:mod:`.debug_helper_arrays` checks, and a pointer into a row of either is a flat subscript
+of its first element (:mod:`.debug_helper_rows`); a moved pointer parameter is
+:mod:`.debug_helper_moves`'s.
 """
 
 from __future__ import annotations
@@ -376,13 +378,28 @@ def check_helpers(parts: list, filename: str = "<kernel>",
         mine = private_places(parts, fn, body, [p for p, _ in params], privates)
         known.update({n: Whole(e) if multi else e for n, (e, multi) in mine.items()})
         flat = {n for n, (_, multi) in mine.items() if not multi}
+        # Rows of its arrays of arrays (acc[2][4], b[][4]): the flat place of the first
+        # element, as the kernel body's (debug_helper_rows).
+        from .debug_helper_private import private_sizes
+        from .debug_helper_rows import check_row_refs, first_rows, row_places
+        from .debug_rows import flat_text, rewrite_rows
+
+        rows, places, row_checks = row_places(
+            private_sizes(parts, fn, body, [p for p, _ in params], privates), grids, whole)
+        known.update(places)
+        body = first_rows(body, rows)
         sig = [t for t in body if isinstance(t, Token) and t.kind not in _BLANK]
-        seen = views_of(sig, set(checked) | flat, {p for p, _ in params})
+        seen = views_of(sig, set(checked) | flat, {p for p, _ in params},
+                        {n: len(d) for n, d in rows.items()})
         for view, origin in seen.items():
-            off = known[origin][0]
-            known[view] = (f"({off} + ({view} - {origin}))", *known[origin][1:])
+            first = flat_text(origin, len(rows[origin])) if origin in rows else origin
+            off = known[first][0]
+            known[view] = (f"({off} + ({view} - {first}))", *known[first][1:])
         body = step_derefs(body, set(checked) | set(seen))
-        body = rewrite_views(body, set(checked) | flat, seen)
+        body = rewrite_views(body, set(checked) | flat,
+                             {v: o for v, o in seen.items() if o not in rows})
+        body = rewrite_rows(body, rows, {v: o for v, o in seen.items() if o in rows},
+                            set(helpers))
         ids = [[Gen(f"pk_dbg_g{d}")] for d in range(3)]
         # The calls first: an argument &a[k] passes a's place on (then a[k] is checked).
         rewritten = _rewrite_calls(body, helpers, known, lambda line, inside, ids=ids: ids, True,
@@ -398,6 +415,7 @@ def check_helpers(parts: list, filename: str = "<kernel>",
         from .debug_helper_arrays import check_array_params
 
         rewritten = check_array_params(rewritten, grids, ids)
+        rewritten = check_row_refs(rewritten, row_checks, ids)
         origins = [Call("debug_origin", (p, checked[p]), parts[name].line) for p in moved]
         out += parts[close:brace + 1] + origins + rewritten + [parts[end]]
         last = end + 1
