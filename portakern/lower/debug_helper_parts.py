@@ -14,9 +14,10 @@ from ..syntax.language import Token
 from ..syntax.parts import Call, Gen
 from ..syntax.parts import is_tok as _is_tok
 from ..syntax.parts import match_items as _match_items
+from ..syntax.parts import split_top as _split_top
 
-__all__ = ["BLANK", "KINDS", "Whole", "access_kind_of", "code_of", "definitions", "skip", "tok",
-           "where"]
+__all__ = ["BLANK", "KINDS", "Whole", "access_kind_of", "code_of", "definitions", "params_of",
+           "skip", "tok", "where"]
 
 BLANK = ("ws", "comment")
 
@@ -139,3 +140,21 @@ def _stepped(out: list, body: list, close: int) -> tuple[list, list, int] | None
         return None
     star = max(i for i, o in enumerate(out) if o is seen[-6])
     return out[:star], body, k + 1
+
+
+def params_of(inner: list) -> list[tuple[str, bool]]:
+    """``(name, is pointer)`` of each parameter in a declaration's parameter list."""
+    out = []
+    for group in _split_top(inner, ","):
+        sig = code_of(group)
+        if not sig or (len(sig) == 1 and _is_tok(sig[0], "void")):
+            continue
+        ids = [t for t in sig if isinstance(t, Token) and t.kind == "id"]
+        pointer = any(_is_tok(t, "*", "[") for t in sig)
+        name = ids[-1].text if len(ids) > 1 else ""
+        if any(_is_tok(t, "[") for t in sig):  # float a[] / float a[4]
+            before = [t for t in sig[:next(k for k, t in enumerate(sig) if _is_tok(t, "["))]
+                      if isinstance(t, Token) and t.kind == "id"]
+            name = before[-1].text if before else name
+        out.append((name, pointer))
+    return out

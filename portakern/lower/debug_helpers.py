@@ -63,9 +63,9 @@ from ..syntax.parts import Call, Gen, item_step
 from ..syntax.parts import is_tok as _is_tok
 from ..syntax.parts import match_items as _match_items
 from ..syntax.parts import split_top as _split_top
+from .debug_helper_calls import check_body, handed_on, hidden_args
 from .debug_helper_parts import BLANK as _BLANK
-from .debug_helper_parts import KINDS as _KINDS
-from .debug_helper_parts import Whole, access_kind_of, definitions, where
+from .debug_helper_parts import Whole, definitions, params_of
 from .debug_helper_parts import code_of as _code
 from .debug_helper_parts import skip as _next
 from .debug_helper_parts import tok as _tok
@@ -77,24 +77,6 @@ __all__ = ["HELPER_CODE", "check_body", "check_helpers", "handed_on", "helper_po
 #: ``HELPER_CODE + k`` (the launcher then says where the access went instead).
 HELPER_CODE = 1 << 20
 
-
-
-def params_of(inner: list) -> list[tuple[str, bool]]:
-    """``(name, is pointer)`` of each parameter in a declaration's parameter list."""
-    out = []
-    for group in _split_top(inner, ","):
-        sig = _code(group)
-        if not sig or (len(sig) == 1 and _is_tok(sig[0], "void")):
-            continue
-        ids = [t for t in sig if isinstance(t, Token) and t.kind == "id"]
-        pointer = any(_is_tok(t, "*", "[") for t in sig)
-        name = ids[-1].text if len(ids) > 1 else ""
-        if any(_is_tok(t, "[") for t in sig):  # float a[] / float a[4]
-            before = [t for t in sig[:next(k for k, t in enumerate(sig) if _is_tok(t, "["))]
-                      if isinstance(t, Token) and t.kind == "id"]
-            name = before[-1].text if before else name
-        out.append((name, pointer))
-    return out
 
 
 def helper_pointers(parts: list) -> dict[str, list[tuple[str, bool]]]:
@@ -140,44 +122,6 @@ def helper_private_arrays(parts: list) -> list[tuple[str, str, list[list]]]:
     ) + method_privates(parts) + function_members(parts, [
         (base_name(parts[name].text), open_at, _match_items(parts, brace))
         for name, open_at, _, brace in found], struct_scan(parts).arrays)
-
-
-def hidden_args(args: list[list], params: list[tuple[str, bool]], ids: list[list],
-                 known: dict[str, tuple], record: str, context: Call) -> list:
-    out: list = [Gen(record)]
-    for g in ids:
-        out += [Gen(", "), *g]
-    out.append(context)  # renders with its own leading comma, or as nothing
-    for (_, pointer), arg in zip(params, args, strict=False):
-        if pointer:
-            off, extent, code, shadows = where(arg, known)
-            if isinstance(extent, list):  # a @localmem or private array's size
-                out += [Gen(", "), *off, Gen(", "), *extent, Gen(f", {code}")]
-            else:
-                out += [Gen(", "), *off, Gen(f", {extent}, {code}")]
-            out += [Gen(", "), *shadows]
-    return out
-
-
-def handed_on(inner: list, args: list[list], params: list[tuple[str, bool]],
-               known: dict[str, tuple]) -> list:
-    """A call's arguments ``inner`` with the ``&`` of each pointer argument ``&s[e]`` whose
-    array the helper is given shadows of a :class:`~.initcheck.HandedOn`: the call marks
-    nothing there, the helper's own accesses are initchecked and racechecked."""
-    amps = set()
-    for (_, pointer), arg in zip(params, args, strict=False):
-        sig = _code(arg)
-        if pointer and len(sig) > 3 and _is_tok(sig[0], "&") and isinstance(sig[1], Token) \
-                and sig[1].text in known and len(known[sig[1].text]) > 3 \
-                and not isinstance(known[sig[1].text], Whole) \
-                and _is_tok(sig[2], "[") and _match_items(sig, 2) == len(sig) - 1:
-            amps.add(id(sig[0]))
-    if not amps:
-        return inner
-    from .initcheck import HandedOn
-
-    return [HandedOn(it.kind, it.text, it.line, it.col) if id(it) in amps else it
-            for it in inner]
 
 
 def _rewrite_calls(parts: list, helpers: dict[str, list[tuple[str, bool]]],
@@ -277,53 +221,15 @@ def pass_extents(parts: list, helpers: dict[str, list[tuple[str, bool]]],
     return _rewrite_calls(parts, helpers, known, ids_of, inside, context_of=context_of)
 
 
-def check_body(body: list, known: dict[str, tuple[str, str, str]],
-                slots: dict[str, int]) -> list:
-    """A helper body with each subscript of a pointer parameter in ``known`` (its offset,
-    extent and fault code) checked, and tracked (``helper_local``: initcheck and racecheck
-    where the kernel passed the pointer's shadows; ``slots`` gives each pointer's position)."""
-    ids = [[Gen(f"pk_dbg_g{d}")] for d in range(3)]
-    out: list = []
-    n = 0
-    while n < len(body):
-        it = body[n]
-        t = _tok(it)
-        if t is not None and t.kind == "id" and t.text in known:
-            prev = next((o for o in reversed(_code(out))), None)
-            j = _next(body, n + 1)
-            if j < len(body) and _is_tok(body[j], "[") and not _is_tok(prev, ".", "->", "::"):
-                close = _match_items(body, j)
-                inner = check_body(body[j + 1:close], known, slots)
-                off, extent, code = known[t.text]
-                index = [Gen(f"{off} + ("), *inner, Gen(")")]
-                access = [it, body[j], Gen(f"{extent} < 0 ? ("), *inner, Gen(") : "),
-                          Call("checked_local", (index, extent, code, t.line, *ids), t.line),
-                          Gen(f" - {off}"), body[close]]
-                kind = access_kind_of(out, body, close)
-                if kind == _KINDS["mark"] and _handed(prev):  # the callee checks its accesses
-                    out += access
-                    n = close + 1
-                    continue
-                out.append(Call("helper_local", (kind, access, f"({t.text} - ({off}))",
-                                                 slots[t.text], t.line), t.line))
-                n = close + 1
-                continue
-        out.append(it)
-        n += 1
-    return out
-
-
-def _handed(prev: object) -> bool:
-    from .initcheck import HandedOn
-
-    return isinstance(prev, HandedOn)
-
-
 def check_helpers(parts: list, filename: str = "<kernel>",
-                  methods: frozenset[str] = frozenset()) -> list:
+                  methods: frozenset[str] = frozenset(),
+                  pointers: dict[str, tuple[int, ...]] | None = None) -> list:
     """The lowered helper ``parts`` for debug mode: hidden parameters on every helper
     function, its pointer parameters' subscripts checked, its calls passing them on;
-    ``methods`` names the struct methods that take them too (:mod:`.debug_methods`)."""
+    ``methods`` names the struct methods that take them too (:mod:`.debug_methods`), and
+    ``pointers`` the positions of the pointer parameters each of those takes the hidden
+    values of (:func:`.debug_method_pointers.method_pointers`, which the caller computes:
+    that module reads this one)."""
     helpers = helper_pointers(parts)
     if not helpers and not methods:
         return parts
@@ -331,9 +237,8 @@ def check_helpers(parts: list, filename: str = "<kernel>",
         _no_function_pointers(parts, helpers, filename)
     privates = helper_private_arrays(parts)
     from .debug_helper_arrays import helper_array_params
-    from .debug_method_pointers import method_pointers
 
-    pointers = method_pointers(parts, methods)
+    pointers = pointers or {}
 
     order = helper_array_params(parts)
     out: list = []

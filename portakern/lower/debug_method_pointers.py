@@ -48,13 +48,12 @@ def _plain_pointers(inner: list) -> tuple[int, ...]:
     return tuple(out)
 
 
-def method_pointers(parts: list, names: frozenset[str]) -> dict[str, tuple[int, ...]]:
-    """``{method: positions}``: the pointer parameters the methods ``names`` in the helper
-    code ``parts`` take the hidden values of, those every method of the name has."""
-    from .debug_methods import methods_in
-
+def method_pointers(parts: list, methods: list) -> dict[str, tuple[int, ...]]:
+    """``{method: positions}``: the pointer parameters the ``methods`` of the helper code
+    ``parts`` (:func:`.debug_methods.methods_in`, which the caller finds: that module reads
+    this one) take the hidden values of, those every method of the name has."""
     found: dict[str, set[int]] = {}
-    for m in methods_in(parts, names) if names else []:
+    for m in methods:
         mine = set(_plain_pointers(parts[m.open + 1:m.close]))
         found[m.name] = found[m.name] & mine if m.name in found else mine
     return {name: tuple(sorted(ks)) for name, ks in found.items() if ks}
@@ -68,7 +67,7 @@ def check_pointer_params(parts: list, m, slots: tuple[int, ...], filename: str
     shadows)}`` and their positions ``{name: k}``."""
     from ..syntax.parts import Gen
     from .debug_helper_moves import moves, step_derefs
-    from .debug_helpers import params_of
+    from .debug_helper_parts import params_of
     from .debug_views import rewrite_views, views_of
 
     body = parts[m.brace + 1:m.end]

@@ -312,7 +312,7 @@ def pass_to_methods(parts: list, names: frozenset[str], ids_of, inside: bool,
     if not names:
         return parts
     from ..syntax.parts import split_top
-    from .debug_helpers import handed_on, hidden_args
+    from .debug_helper_calls import handed_on, hidden_args
 
     pointers, known = pointers or {}, known or {}
     out: list = []
@@ -361,8 +361,8 @@ def check_method(parts: list, m: Method, names: frozenset[str], rewrite_calls,
     record on; ``rewrite_calls(body, known)`` passes it to helpers, ``places`` says where its
     private and member arrays are (a call passes them on), ``order`` is the list of checked
     arrays (:func:`.debug_helpers.helper_private_arrays`: the fault codes)."""
+    from .debug_helper_calls import check_body
     from .debug_helper_private import PRIVATE_FIRST
-    from .debug_helpers import check_body
     from .debug_method_pointers import check_pointer_params
     from .debug_views import check_private
 

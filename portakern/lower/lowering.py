@@ -288,15 +288,16 @@ def lower_kernel(kernel: KernelDef, module: Module, ndim: int, *,
                                lockstep, {flat_text(n, len(ranked[n])): n for n in rows})
         from .debug_helpers import known_places
         from .debug_method_pointers import method_pointers
-        from .debug_methods import checkable_methods, pass_to_methods
+        from .debug_methods import checkable_methods, methods_in, pass_to_methods
 
-        methods = checkable_methods(expand_macros(module.helpers), kernel.body)
+        expanded = expand_macros(module.helpers)
+        methods = checkable_methods(expanded, kernel.body)
         epoch = any(_shadowed(lw, lockstep, initcheck).values())
         checked = pass_to_methods(
             checked, methods, lambda line, inside: item_ids(ndim, line, inside), not lockstep,
             lambda here: Call("helper_context", (("loop" if here else "group") if lockstep
                                                  else "any", epoch), 0),
-            pointers=method_pointers(expand_macros(module.helpers), methods),
+            pointers=method_pointers(expanded, methods_in(expanded, methods) if methods else []),
             known=known_places(flat, views, local, _shadowed(lw, lockstep, initcheck),
                                {flat_text(n, len(ranked[n])): n for n in rows}))
         checked = check_subscripts(checked, arrays, ndim,

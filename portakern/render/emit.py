@@ -328,8 +328,13 @@ def render_lowered(lowered: LoweredKernel, module_helpers: object, target: str,
                                                filename)
     if lowered.debug:  # helpers' pointer parameters checked too
         from ..lower.debug_helpers import check_helpers
+        from ..lower.debug_method_pointers import method_pointers
+        from ..lower.debug_methods import methods_in
 
-        helper_parts = check_helpers(helper_parts, filename, lowered.debug_methods)
+        names = lowered.debug_methods
+        found = methods_in(helper_parts, names) if names else []
+        helper_parts = check_helpers(helper_parts, filename, names,
+                                     method_pointers(helper_parts, found))
     local_decls, half_bits = lowered.localmem, {}
     from ..lower.bf16_storage import BF16, bf16_variant, bf16_words, uses_bf16
 
