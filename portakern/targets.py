@@ -129,6 +129,11 @@ class TargetInfo:
         A struct the source defines may have member functions (methods, constructors,
         operators: C++). Without them (OpenCL C) such a struct warns at ``pk.kernel()``
         and its rendering is refused (:func:`portakern.analysis.portability.refuse_methods`).
+    method_pointers : bool
+        A struct method's pointer parameter may point into any memory. Metal's pointer
+        parameters carry an address space, which portakern infers for helper functions
+        only: a method's are ``thread`` pointers there, and a method taking a pointer warns
+        at ``pk.kernel()`` (not portable to Metal).
     cxx_constructs : frozenset of str
         The C++ constructs its language has, of :data:`CXX_CONSTRUCTS`: ``overloads``
         (two helpers of one name, an operator function), ``default_arguments``,
@@ -163,6 +168,7 @@ class TargetInfo:
     operators: bool = True
     constructors: bool = True
     methods: bool = True
+    method_pointers: bool = True
     cxx_constructs: frozenset[str] = CXX_CONSTRUCTS
     dialect_words: frozenset[str] = frozenset()
     half_literals: bool = True
@@ -245,7 +251,7 @@ _BUILTIN = (
     TargetInfo("metal", "Metal", printf=False, prints=False, pointer_address_spaces=True,
                address_spaces=METAL_SPACES,
                reserved_words=METAL_RESERVED_WORDS, double=False, initcheck=True,
-               constructors=False,
+               constructors=False, method_pointers=False,
                # The MSL specification (1.5.4, "Restrictions") has no lambda expressions.
                cxx_constructs=CXX_CONSTRUCTS - {"lambdas"}, dialect_words=_METAL_WORDS),
     TargetInfo("c", "the native C++ path (CPU())", lockstep=True, printf=False,

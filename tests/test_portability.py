@@ -340,3 +340,25 @@ def test_builtins_opencl_calls_ambiguous_warn_naming_opencl_and_the_fix():
     fk(d, 3, 1, ndrange=4)
     assert np.array_equal(backend.to_host(d), want.astype(np.float32))
     del k
+
+
+def test_a_method_taking_a_pointer_warns_naming_metal_and_the_fix():
+    src = ("struct Acc {\n"
+           "    float bins[4];\n"
+           "    float first(const float* v) const { return v[0] + bins[0]; }\n"
+           "    float get(long k) const { return bins[k]; }\n"
+           "};\n"
+           "@kernel void f(float* y, const float* x) {\n"
+           "    Acc a;\n"
+           "    a.bins[0] = 1.0f;\n"
+           "    y[0] = a.first(x) + a.get(0);\n"
+           "}\n")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        pk.kernel(src)
+    got = [str(w.message) for w in caught if issubclass(w.category, pk.PortabilityWarning)
+           and "Metal" in str(w.message)]
+    assert len(got) == 1, got  # first() takes a pointer; get() does not
+    assert "3:11: member function first() of struct Acc takes a pointer" in got[0]
+    assert "write it as a helper function taking the struct" in got[0]
+    assert got[0].endswith("(not portable to: Metal)")

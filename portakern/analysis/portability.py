@@ -121,6 +121,11 @@ def scan(module: Module, kernel: KernelDef, target: str,
     if not info.methods:
         found += [("method", t, _method_message(struct, t))
                   for struct, t in struct_methods(module.helpers + kernel.body)]
+    elif not info.method_pointers:
+        code = significant(module.helpers + kernel.body)
+        found += [("method-pointer", t, _METHOD_POINTER.format(struct=struct, name=t.text))
+                  for struct, t in struct_methods(module.helpers + kernel.body)
+                  if _takes_pointer(code, t)]
     found += [(f"cxx:{construct}", t, _cxx_message(construct, what))
               for construct, t, what in cxx_uses(module.helpers, kernel.body)
               if construct not in info.cxx_constructs]
@@ -133,6 +138,29 @@ def scan(module: Module, kernel: KernelDef, target: str,
         found += _mixed_builtin_calls(module, kernel, tree_facts)
     return [Issue((kind, tok.line, tok.col, tok.text), filename, tok.line, tok.col,
                   (target,), message) for kind, tok, message in found]
+
+
+_METHOD_POINTER = ("member function {name}() of struct {struct} takes a pointer: Metal gives "
+                   "a method's pointer parameters the thread address space (portakern infers "
+                   "address spaces for helper functions only), so an array parameter's or "
+                   "@localmem pointer cannot be passed to it; write it as a helper function "
+                   "taking the struct, '{name}({struct}& self, const float* v)'")
+
+
+def _takes_pointer(code: list[Token], name: Token) -> bool:
+    """Whether the member function named by ``name`` (a token of ``code``) declares a
+    pointer or array parameter."""
+    at = next((k for k, t in enumerate(code) if t is name), -1)
+    if at < 0 or at + 1 >= len(code) or not code[at + 1].is_punct("("):
+        return False
+    depth = 0
+    for t in code[at + 1:]:
+        depth += t.is_punct("(") - t.is_punct(")")
+        if depth == 0:
+            return False
+        if depth == 1 and (t.is_punct("*") or t.is_punct("[")):
+            return True
+    return False
 
 
 def _method_message(struct: str, t: Token) -> str:
