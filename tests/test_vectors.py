@@ -329,6 +329,24 @@ def test_misuse_is_a_syntax_error_at_the_line(body, message):
         pk.kernel(VEC.replace("BODY", body)).render("opencl")
 
 
+def test_a_swizzle_of_a_helper_s_returned_vector_is_refused_and_a_component_runs():
+    # the 80-kernel probe: make(a).xy reached NVRTC ("no member xy"); .w builds everywhere
+    helper = "float4 make(float a) { return float4(a, a + 1.0f, a + 2.0f, a + 3.0f); }\n"
+    source = helper + ("@kernel void f(float2* y) {\n"
+                       "    const long i = @index(Global, Linear);\n"
+                       "    y[i] = make(1.0f).xy;\n}\n")
+    with pytest.raises(KernelSyntaxError, match=r"'make\(\.\.\.\)\.xy': swizzles are not "
+                                                r"portable") as info:
+        pk.kernel(source)
+    assert info.value.lineno == 4
+    ok = pk.kernel(helper + "@kernel void g(float* y) {\n"
+                            "    y[@index(Global, Linear)] = make(2.0f).w + make(1.0f).x;\n}\n")
+    y = np.zeros(2, np.float32)
+    ok(y, ndrange=2)
+    assert list(y) == [6.0, 6.0]
+    assert "make(2.0f).w" in ok.render("cuda")
+
+
 @pytest.mark.parametrize("signature, message", [
     ("float4 v", r"a vector cannot be passed by value"),
     ("const float3* v", r"arrays of float3 are not portable"),

@@ -184,11 +184,21 @@ def check_param(name: str, type_name: str, pointer: bool, tok: Token,
             f"it with @vload(3, {name}, i), or use {vt.name[:-1]}4", tok)
 
 
-def check_components(body: list[Token], params: list, smap: SourceMap) -> None:
+def check_components(body: list[Token], params: list, smap: SourceMap,
+                     returns: dict[str, int] | None = None) -> None:
     """Refuse ``.q``, swizzles (``.xy``) and components past the width (``.z`` of a
-    ``float2``) on the vector variables whose declarations the kernel shows."""
+    ``float2``) on the vector variables whose declarations the kernel shows, and on the
+    value of a call of a helper in ``returns`` (name -> the width of the vector it
+    returns: ``make(a).xy`` is CUDA's compiler error otherwise)."""
 
     sig = significant(body)
+    for k, t in enumerate(sig):
+        if t.kind == "id" and t.text in (returns or {}) and k + 1 < len(sig) \
+                and sig[k + 1].is_punct("(") and not (k and sig[k - 1].text in (".", "->")):
+            close = _closing(sig, k + 1)
+            if close + 2 < len(sig) and sig[close + 1].is_punct(".") \
+                    and sig[close + 2].kind == "id":
+                _check_component(sig[close + 2], f"{t.text}(...)", returns[t.text], smap)
     width: dict[str, int] = {p.name: VECTOR_TYPES[p.type].width for p in params
                              if p.type in VECTOR_TYPES}
     for k, t in enumerate(sig):
@@ -232,6 +242,16 @@ def check_components(body: list[Token], params: list, smap: SourceMap) -> None:
             j += 1
         if j + 1 < len(sig) and sig[j].is_punct(".") and sig[j + 1].kind == "id":
             _check_component(sig[j + 1], t.text, width[t.text], smap)
+
+
+def _closing(sig: list[Token], at: int) -> int:
+    """The index of the ')' closing the '(' at ``sig[at]`` (the last index if none)."""
+    depth = 0
+    for j in range(at, len(sig)):
+        depth += sig[j].is_punct("(") - sig[j].is_punct(")")
+        if depth == 0:
+            return j
+    return len(sig) - 1
 
 
 def _check_component(tok: Token, var: str, width: int, smap: SourceMap) -> None:
