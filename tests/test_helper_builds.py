@@ -424,3 +424,31 @@ def test_a_file_scope_const_gets_each_target_s_constant_memory() -> None:
                       "typedef const float cfloat;\n"
                       "@kernel void k(float* y) { y[0] = 1.0f; }")
     assert "__constant" not in other.render("opencl").split("__kernel")[0]
+
+
+STATIC_TABLES = """
+float pick(long i) {
+    static const float halves[2] = {10.0f, 20.0f};
+    return halves[i % 2];
+}
+@kernel void lookup_static(float* y) {
+    static const float lut[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+    const long i = @index(Global, Linear);
+    y[i] = lut[i % 4] + pick(i);
+}
+"""
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_static_const_local_tables_build_and_run_everywhere(path: Any, debug: bool) -> None:
+    # PoCL: "static local variable must reside in constant address space"
+    path.run(pk.kernel(STATIC_TABLES, debug=debug), np.zeros(8, np.float32), ndrange=8)
+    i = np.arange(8)
+    want = np.float32([1, 2, 3, 4])[i % 4] + np.float32([10, 20])[i % 2]
+    assert np.array_equal(path.after[0], want.astype(np.float32))
+    opencl = pk.kernel(STATIC_TABLES).render("opencl")
+    assert opencl.count("static __constant const float") == 2
+
+
+def test_static_const_local_tables_compile_for_the_gpu_compilers() -> None:
+    compile_for_gpus(pk.kernel(STATIC_TABLES))

@@ -15,7 +15,7 @@ from ..syntax.language import (
 from ..syntax.parts import Call, Gen
 from ..syntax.pointer_checks import QUALIFIERS
 from ..syntax.structs import tag_definition_ends
-from .lowerer import ATOMIC_OPS, KEYWORDS
+from .lowerer import ATOMIC_OPS, KEYWORDS, starts_static_const
 
 __all__ = ["array_parameters_as_pointers", "lower_helpers"]
 
@@ -37,6 +37,9 @@ def lower_helpers(helpers: list[Token]) -> list:
             continue
         if depth == 0 and t.kind not in ("ws", "comment", "pp") and decl_start is None:
             decl_start = len(out)
+        if depth > 0 and t.kind == "id" and t.text == "static" and starts_static_const(helpers, n):
+            out += [t, Call("static_constant", (), t.line)]  # in a body; OpenCL: __constant
+            continue
         out.append(vectors.helper_word(helpers, n) if t.text in vectors.VECTOR_TYPES else t)
         if t.kind == "pp":
             decl_start = None

@@ -157,6 +157,10 @@ class Lowerer(ConstructLowering):
             if t.kind == "id" and t.text in self.nd or t.text in ("@size", "@length"):
                 i = self.do_nd(toks, i, out)  # N-d array parameters
                 continue
+            if t.kind == "id" and t.text == "static" and starts_static_const(toks, i):
+                out += [t, Call("static_constant", (), t.line, t.col)]  # OpenCL: __constant
+                i += 1
+                continue
             if t.kind != "at":
                 if t.is_punct("("):
                     parens.append(t)
@@ -596,3 +600,10 @@ def _defined_macros(helpers: list[Token]) -> set[str]:
             if m:
                 names.add(m.group(1))
     return names
+
+
+def starts_static_const(toks: list[Token], i: int) -> bool:
+    """Whether ``static`` at ``toks[i]`` starts a ``static const`` local declaration, which
+    OpenCL C keeps only in its constant address space (the ``static_constant`` macro)."""
+    j = next_significant(toks, i + 1)
+    return j < len(toks) and toks[j].kind == "id" and toks[j].text == "const"
