@@ -362,3 +362,28 @@ def test_a_method_taking_a_pointer_warns_naming_metal_and_the_fix():
     assert "3:11: member function first() of struct Acc takes a pointer" in got[0]
     assert "write it as a helper function taking the struct" in got[0]
     assert got[0].endswith("(not portable to: Metal)")
+
+
+def test_a_pointer_typedef_warns_naming_opencl_and_metal():
+    # PoCL: "initializing '__private fptr' ... changes address space of pointer"
+    src = ("typedef float* fptr;\n"
+           "typedef float real;\n"
+           "typedef struct { float a; } S;\n"
+           "@kernel void f(float* y) {\n"
+           "    const long i = @index(Global, Linear);\n"
+           "    fptr p = y;\n"
+           "    p[i] = (real)2;\n"
+           "}\n")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        pk.kernel(src)
+    got = [str(w.message) for w in caught if issubclass(w.category, pk.PortabilityWarning)
+           and "typedef" in str(w.message)]
+    assert len(got) == 1, got
+    assert "1:16: typedef fptr names a pointer type" in got[0]
+    assert got[0].endswith("(not portable to: OpenCL, Metal)")
+    # the fix the message names builds on PoCL too
+    fixed = src.replace("typedef float* fptr;\n", "").replace("fptr p", "float* p")
+    y = np.zeros(4, np.float32)
+    pk.kernel(fixed)(y, ndrange=4)
+    assert list(y) == [2.0] * 4

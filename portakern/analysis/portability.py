@@ -31,7 +31,6 @@ from typing import Any
 from ..errors import TargetRefusal
 from ..syntax.cxx_constructs import cxx_uses, debug_conflicts, everywhere_refused
 from ..syntax.expression_nodes import Binary, Decl, Expr, Name, Paren, Subscript, Unary
-from ..syntax.expression_nodes import Call as CallNode
 from ..syntax.function_values import check_function_values
 from ..syntax.functions import functions_of
 from ..syntax.language import KernelDef, Module, Token, significant
@@ -45,6 +44,14 @@ from ..targets import (
     OPENCL_RESERVED_WORDS,
     builtin_targets,
     target_info,
+)
+from .compiler_refusals import (
+    METHOD_POINTER,
+    OVERLOADED,
+    TYPEDEF_POINTER,
+    mixed_builtin_calls,
+    pointer_typedefs,
+    takes_pointer,
 )
 from .localmem_sizes import check_localmem_sizes
 
@@ -118,14 +125,17 @@ def scan(module: Module, kernel: KernelDef, target: str,
         if kernel.name in reserved:
             found.append(("reserved", Token("id", kernel.name, kernel.line, kernel.col),
                           f"kernel name {kernel.name!r} is a reserved word; rename it"))
+    if info.pointer_address_spaces:
+        found += [("typedef-pointer", t, TYPEDEF_POINTER.format(name=t.text))
+                  for t in pointer_typedefs(helpers + body)]
     if not info.methods:
         found += [("method", t, _method_message(struct, t))
                   for struct, t in struct_methods(module.helpers + kernel.body)]
     elif not info.method_pointers:
         code = significant(module.helpers + kernel.body)
-        found += [("method-pointer", t, _METHOD_POINTER.format(struct=struct, name=t.text))
+        found += [("method-pointer", t, METHOD_POINTER.format(struct=struct, name=t.text))
                   for struct, t in struct_methods(module.helpers + kernel.body)
-                  if _takes_pointer(code, t)]
+                  if takes_pointer(code, t)]
     found += [(f"cxx:{construct}", t, _cxx_message(construct, what))
               for construct, t, what in cxx_uses(module.helpers, kernel.body)
               if construct not in info.cxx_constructs]
@@ -133,34 +143,11 @@ def scan(module: Module, kernel: KernelDef, target: str,
               for t in dialect_words(body, helpers) if t.text not in info.dialect_words]
     found += _facts_issues(module, kernel, body, helpers, target, tree_facts)
     if "overloads" not in info.cxx_constructs and any(
-            t.text in _OVERLOADED and n + 1 < len(body) and body[n + 1].is_punct("(")
+            t.text in OVERLOADED and n + 1 < len(body) and body[n + 1].is_punct("(")
             for n, t in enumerate(body)):
-        found += _mixed_builtin_calls(module, kernel, tree_facts)
+        found += mixed_builtin_calls(module, kernel, tree_facts)
     return [Issue((kind, tok.line, tok.col, tok.text), filename, tok.line, tok.col,
                   (target,), message) for kind, tok, message in found]
-
-
-_METHOD_POINTER = ("member function {name}() of struct {struct} takes a pointer: Metal gives "
-                   "a method's pointer parameters the thread address space (portakern infers "
-                   "address spaces for helper functions only), so an array parameter's or "
-                   "@localmem pointer cannot be passed to it; write it as a helper function "
-                   "taking the struct, '{name}({struct}& self, const float* v)'")
-
-
-def _takes_pointer(code: list[Token], name: Token) -> bool:
-    """Whether the member function named by ``name`` (a token of ``code``) declares a
-    pointer or array parameter."""
-    at = next((k for k, t in enumerate(code) if t is name), -1)
-    if at < 0 or at + 1 >= len(code) or not code[at + 1].is_punct("("):
-        return False
-    depth = 0
-    for t in code[at + 1:]:
-        depth += t.is_punct("(") - t.is_punct(")")
-        if depth == 0:
-            return False
-        if depth == 1 and (t.is_punct("*") or t.is_punct("[")):
-            return True
-    return False
 
 
 def _method_message(struct: str, t: Token) -> str:
@@ -414,43 +401,6 @@ def _facts_issues(module: Module, kernel: KernelDef, body: list[Token], helpers:
                                        f"{ctype} there (32-bit int, uint and float only); use "
                                        f"an int, uint or float array, or run this kernel on "
                                        f"another backend"))
-    return found
-
-
-#: The builtins C without overloading (OpenCL C) has for one type at a time.
-_OVERLOADED = frozenset({"abs", "min", "max", "clamp"})
-
-
-def _mixed_builtin_calls(module: Module, kernel: KernelDef,
-                         tree_facts: Callable[[], Any] | None) -> list[tuple[str, Token, str]]:
-    """``abs()`` of a float and ``min``/``max``/``clamp`` of scalars of different types in
-    the body, read off the typed tree: OpenCL C's compiler calls them ambiguous."""
-    from ..syntax.tree import body_facts, parse_body
-    from .expression_types import typed_body
-
-    got = tree_facts() if tree_facts is not None else body_facts(
-        parse_body(kernel.body, module.source_map))
-    typed = typed_body(got, module, kernel)
-    found: list[tuple[str, Token, str]] = []
-    for node in typed.expressions():
-        if not (isinstance(node, CallNode) and isinstance(node.func, Name)
-                and node.func.name in _OVERLOADED and node.func.name not in typed.functions):
-            continue
-        kinds = [typed.type_of(a) for a in node.args]
-        if any(k.kind not in ("int", "float") for k in kinds):
-            continue  # a vector, a type variable, a struct: left to the compiler
-        name, where = node.func.name, node.first
-        if name == "abs" and len(kinds) == 1 and kinds[0].kind == "float":
-            found.append(("overload", where, f"abs() of a {kinds[0].name}: OpenCL C's abs() "
-                                             f"takes integers only; write fabs(), which "
-                                             f"every target has"))
-        elif name != "abs" and len({k.name for k in kinds}) > 1:
-            spelled = " and ".join(dict.fromkeys(k.name for k in kinds))
-            widest = max(kinds, key=lambda k: (k.kind == "float", k.width)).name
-            found.append(("overload", where, f"{name}() of {spelled}: OpenCL C has no {name}() "
-                                             f"of mixed types (its compiler calls the call "
-                                             f"ambiguous); cast the arguments to one type, "
-                                             f"{name}(({widest})a, ({widest})b)"))
     return found
 
 
