@@ -12,10 +12,10 @@ from ..syntax.language import (
     Token,
     next_significant,
 )
-from ..syntax.parts import Call, Gen
+from ..syntax.parts import Call, Gen, starts_static_const
 from ..syntax.pointer_checks import QUALIFIERS
 from ..syntax.structs import tag_definition_ends
-from .lowerer import ATOMIC_OPS, KEYWORDS, starts_static_const
+from .lowerer import ATOMIC_OPS, KEYWORDS
 
 __all__ = ["array_parameters_as_pointers", "lower_helpers"]
 

@@ -33,6 +33,7 @@ from ..syntax.parts import Call, Gen, UniformMark, code, is_barrier, split_array
 from ..syntax.parts import declarator_name as _declarator_name
 from ..syntax.parts import is_tok as _is_tok
 from ..syntax.parts import split_top as _split_top
+from ..syntax.parts import starts_static_const as _static_const
 from ..syntax.tree import Block, If, Loop, Node, Simple, has_barrier, parse_body, walk
 from ..types import KNOWN_TYPES
 from . import bits, subgroups
@@ -157,16 +158,14 @@ class Lowerer(ConstructLowering):
             if t.kind == "id" and t.text in self.nd or t.text in ("@size", "@length"):
                 i = self.do_nd(toks, i, out)  # N-d array parameters
                 continue
-            if t.kind == "id" and t.text == "static" and starts_static_const(toks, i):
-                out += [t, Call("static_constant", (), t.line, t.col)]  # OpenCL: __constant
-                i += 1
-                continue
             if t.kind != "at":
                 if t.is_punct("("):
                     parens.append(t)
                 elif t.is_punct(")") and parens:
                     parens.pop()
                 out.append(t)
+                if t.text == "static" and _static_const(toks, i):  # OpenCL C: __constant
+                    out.append(Call("static_constant", (), t.line, t.col))
                 i += 1
                 continue
             name = t.text
@@ -593,17 +592,6 @@ class Lowerer(ConstructLowering):
 
 
 def _defined_macros(helpers: list[Token]) -> set[str]:
-    names = set()
-    for t in helpers:
-        if t.kind == "pp":
-            m = re.match(r"#\s*define\s+([A-Za-z_]\w*)(?!\()", t.text)
-            if m:
-                names.add(m.group(1))
-    return names
-
-
-def starts_static_const(toks: list[Token], i: int) -> bool:
-    """Whether ``static`` at ``toks[i]`` starts a ``static const`` local declaration, which
-    OpenCL C keeps only in its constant address space (the ``static_constant`` macro)."""
-    j = next_significant(toks, i + 1)
-    return j < len(toks) and toks[j].kind == "id" and toks[j].text == "const"
+    found = (re.match(r"#\s*define\s+([A-Za-z_]\w*)(?!\()", t.text)
+             for t in helpers if t.kind == "pp")
+    return {m.group(1) for m in found if m}

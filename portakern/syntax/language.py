@@ -34,7 +34,7 @@ from .tokens import (
     split_commas,
     tokenize,
 )
-from .vectors import VECTOR_TYPES, check_components
+from .vectors import VECTOR_TYPES, check_components, vector_returns
 from .vectors import check_param as check_vector_param
 
 __all__ = ["Token", "Param", "KernelDef", "Module", "SourceMap", "tokenize", "parse",
@@ -466,17 +466,6 @@ def unknown_construct_message(text: str) -> str:
     return f"unknown construct {text}; known constructs are {known}"
 
 
-def _vector_returns(before: list[Token]) -> dict[str, int]:
-    """The helpers defined before a kernel that return a vector: name -> its width."""
-    from .declarations import function_signatures
-    from .vectors import VECTOR_TYPES
-
-    if not any(t.text in VECTOR_TYPES for t in before):
-        return {}
-    return {name: VECTOR_TYPES[kind].width for name, kind in function_signatures(before)
-            if kind in VECTOR_TYPES}
-
-
 def _parse_kernel(tokens: list[Token], i: int, smap: SourceMap, declared: dict[str, Token],
                   structs: dict[str, StructDef]) -> tuple[KernelDef, int]:
     at = tokens[i]
@@ -515,7 +504,7 @@ def _parse_kernel(tokens: list[Token], i: int, smap: SourceMap, declared: dict[s
         _check_reserved(t, smap)
     type_vars = tuple(dict.fromkeys(p.type for p in params if p.type not in KNOWN_TYPES
                                     and p.type not in VECTOR_TYPES and p.type not in structs))
-    check_components(tokens[b + 1:bclose], params, smap, _vector_returns(tokens[:i]))
+    check_components(tokens[b + 1:bclose], params, smap, vector_returns(tokens[:i]))
     kernel = KernelDef(name.text, params, tokens[b + 1:bclose], unsafe, at.line, type_vars,
                        at.col, **options)  # type: ignore[arg-type]
     kernel.structs = structs

@@ -338,3 +338,12 @@ def split_array(type_prefix: list, target: list, value: list, smap: SourceMap,
         index += f"[pk_e{d}]"
     masked += [Gen(" "), name, Gen(f"{index} = {copy}{index}; }}")]
     return hoisted, masked
+
+
+def starts_static_const(toks: list[Token], i: int) -> bool:
+    """Whether ``static`` at ``toks[i]`` starts a ``static const`` local declaration, which
+    OpenCL C keeps only in its constant address space (the ``static_constant`` macro)."""
+    j = i + 1
+    while j < len(toks) and toks[j].kind in ("ws", "comment"):
+        j += 1
+    return j < len(toks) and toks[j].kind == "id" and toks[j].text == "const"

@@ -184,6 +184,23 @@ def check_param(name: str, type_name: str, pointer: bool, tok: Token,
             f"it with @vload(3, {name}, i), or use {vt.name[:-1]}4", tok)
 
 
+def vector_returns(before: list[Token]) -> dict[str, int]:
+    """The functions defined at the top level of ``before`` (the code ahead of a kernel)
+    that return a vector, ``float4 make(...)``: name -> its width."""
+    out: dict[str, int] = {}
+    sig = significant(before)
+    depth = 0
+    for k, t in enumerate(sig):
+        if t.kind == "punct" and t.text in "([{":
+            depth += 1
+        elif t.kind == "punct" and t.text in ")]}":
+            depth -= 1
+        elif depth == 0 and t.text in VECTOR_TYPES and k + 2 < len(sig) \
+                and sig[k + 1].kind == "id" and sig[k + 2].is_punct("("):
+            out[sig[k + 1].text] = VECTOR_TYPES[t.text].width
+    return out
+
+
 def check_components(body: list[Token], params: list, smap: SourceMap,
                      returns: dict[str, int] | None = None) -> None:
     """Refuse ``.q``, swizzles (``.xy``) and components past the width (``.z`` of a
