@@ -212,3 +212,20 @@ def test_make_args_is_reproducible() -> None:
 
 def test_docs_examples_page_runs(run_doc: object) -> None:
     run_doc("examples.md")  # type: ignore[operator]
+
+
+def test_max_error_reads_complex_outputs_and_matching_infinities_without_warnings() -> None:
+    import warnings
+
+    ex = examples.get("saxpy")
+    inf, nan = np.float32(np.inf), np.float32(np.nan)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the demo printed RuntimeWarning / ComplexWarning
+        assert ex.max_error({"y": np.array([inf, -inf, nan, 1.0], np.float32)},
+                            {"y": np.array([inf, -inf, nan, 1.5], np.float32)}) == 0.5
+        assert ex.max_error({"y": np.array([inf], np.float32)},
+                            {"y": np.array([1.0], np.float32)}) == np.inf
+        assert ex.max_error({"y": np.array([nan], np.float32)},
+                            {"y": np.array([1.0], np.float32)}) == np.inf
+        assert ex.max_error({"y": np.array([1 + 2j], np.complex64)},
+                            {"y": np.array([1 - 1j], np.complex64)}) == 3.0

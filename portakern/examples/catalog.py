@@ -206,14 +206,21 @@ class Example:
         return 0.0, 0.0
 
     def max_error(self, got: Mapping[str, Any], expected: Mapping[str, Any]) -> float:
-        """Largest absolute difference over every expected output."""
+        """Largest absolute difference over every expected output (complex ones as complex
+        numbers); an infinity or NaN where the reference has the same is no error, one
+        where it has anything else is an infinite one."""
         worst = 0.0
         for name, want in expected.items():
             want = np.asarray(want)
             have = np.asarray(got[name])
             if want.size:
-                diff = np.abs(have.astype(np.float64) - want.astype(np.float64))
-                worst = max(worst, float(diff.max()))
+                kind = np.complex128 if np.iscomplexobj(want) or np.iscomplexobj(have) \
+                    else np.float64
+                h, w = have.astype(kind), want.astype(kind)
+                same = (h == w) | (np.isnan(h) & np.isnan(w))
+                with np.errstate(invalid="ignore"):
+                    diff = np.where(same, 0.0, np.abs(h - w))
+                worst = max(worst, float(np.where(np.isnan(diff), np.inf, diff).max()))
         return worst
 
     def agrees(self, got: Mapping[str, Any], expected: Mapping[str, Any]) -> bool:
