@@ -47,7 +47,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..syntax.language import Token
-from ..syntax.parts import BARRIER, Call, Gen, item_step, walk_parts
+from ..syntax.parts import BARRIER, Call, Gen, code_index, item_step, walk_parts
 from ..syntax.parts import is_tok as _is_tok
 from ..syntax.parts import match_items as _match_items
 from .debug_rows import FlatRef
@@ -136,13 +136,8 @@ def _item_ids(ndim: int, line: int, inside: bool) -> list[list]:
 
 
 def _code_neighbour(parts: list, n: int, step: int) -> object | None:
-    while 0 <= n < len(parts):
-        it = parts[n]
-        if not (isinstance(it, Token) and it.kind in ("ws", "comment")) \
-                and not (isinstance(it, Gen) and not it.text.strip()):
-            return it
-        n += step
-    return None
+    k = code_index(parts, n, step)
+    return parts[k] if k >= 0 else None
 
 
 _NOT_CALLS = frozenset({"if", "while", "for", "switch", "return", "sizeof"})

@@ -42,7 +42,7 @@ from __future__ import annotations
 import re
 
 from ..syntax.language import Token
-from ..syntax.parts import BARRIER, Call, Gen, item_step
+from ..syntax.parts import BARRIER, Call, Gen, code_index, item_step
 
 __all__ = ["FIELDS_NAME", "RACE_DIMENSION", "RACE_FIELDS", "bump_epochs", "group_race_shadows",
            "local_id_variables", "quiet_reads"]
@@ -117,14 +117,7 @@ _COMPOUND = frozenset({"+", "-", "*", "/", "%", "&", "|", "^"})
 
 def _code_at(items: list | tuple, n: int, step: int) -> int:
     """The index of the next item of code from ``n`` in direction ``step`` (-1 past the end)."""
-    n += step
-    while 0 <= n < len(items):
-        it = items[n]
-        if not (isinstance(it, Token) and it.kind in ("ws", "comment")) \
-                and not (isinstance(it, Gen) and not it.text.strip()):
-            return n
-        n += step
-    return -1
+    return code_index(items, n + step, step)
 
 
 def _code(items: list | tuple, n: int, step: int) -> object | None:

@@ -13,7 +13,7 @@ from ..errors import KernelSyntaxError
 from ..source.source_map import SourceMap
 from .expressions import Expr, parse_value_or_type
 from .macros import macro_of
-from .tokens import Token, split_top, tokenize
+from .tokens import Token, function_signatures, split_top, tokenize
 
 __all__ = ["function_signatures", "parse_define", "split_statements", "top_level_types"]
 
@@ -37,27 +37,6 @@ def parse_define(pp: Token, type_names: Iterable[str] = ()) -> tuple[str, Expr] 
     if tree is None:
         return None
     return macro.name, tree
-
-
-def function_signatures(helpers: list[Token]) -> list[tuple[str, str]]:
-    """``(name, return type)`` of each function the module defines (or declares)."""
-    sig = [t for t in helpers if t.kind not in ("ws", "comment", "pp")]
-    out = []
-    depth = 0
-    for n, t in enumerate(sig):
-        if t.kind == "punct" and t.text in "([{":
-            if t.text == "(" and depth == 0 and n > 0 and sig[n - 1].kind == "id":
-                words: list[str] = []
-                k = n - 2
-                while k >= 0 and (sig[k].kind == "id" or sig[k].text in ("*", "&")):
-                    words.insert(0, sig[k].text)
-                    k -= 1
-                if words and not (k >= 0 and sig[k].text in ("=", ",", "(")):
-                    out.append((sig[n - 1].text, " ".join(words)))
-            depth += 1
-        elif t.kind == "punct" and t.text in ")]}":
-            depth -= 1
-    return out
 
 
 def top_level_types(helpers: list[Token]) -> list[tuple[str, str, list[list[Token]]]]:

@@ -19,7 +19,8 @@ from .tokens import SourceMap, Token
 __all__ = ["Gen", "Call", "UniformMark", "BARRIER", "GROUPREDUCE", "SUBGROUP", "BLANK",
            "is_barrier", "walk_parts", "code", "is_tok", "declarator_name", "split_after",
            "split_gen", "split_top", "match_items", "declarators", "declared_name", "is_unary",
-           "match_back", "assigned_target", "operand_target", "split_array", "item_step"]
+           "match_back", "assigned_target", "operand_target", "split_array", "item_step",
+           "code_index", "starts_static_const"]
 
 #: Token kinds that are not code for the statement structure: blanks, comments and
 #: preprocessor lines (a ``#pragma unroll`` belongs to the statement after it).
@@ -347,3 +348,15 @@ def starts_static_const(toks: list[Token], i: int) -> bool:
     while j < len(toks) and toks[j].kind in ("ws", "comment"):
         j += 1
     return j < len(toks) and toks[j].kind == "id" and toks[j].text == "const"
+
+
+def code_index(items: list | tuple, n: int, step: int) -> int:
+    """The index of the first item of code at or after ``n`` in direction ``step`` (+1 or
+    -1), skipping blanks and comments; -1 where there is none."""
+    while 0 <= n < len(items):
+        it = items[n]
+        if not (isinstance(it, Token) and it.kind in ("ws", "comment")) \
+                and not (isinstance(it, Gen) and not it.text.strip()):
+            return n
+        n += step
+    return -1

@@ -14,7 +14,7 @@ from ..patterns import lazy
 from ..source.source_map import SourceMap
 
 __all__ = ["Token", "SourceMap", "tokenize", "significant", "match_bracket", "split_top",
-           "next_significant"]
+           "next_significant", "function_signatures"]
 
 
 @dataclass(frozen=True)
@@ -147,3 +147,24 @@ def split_commas(tokens: list[Token]) -> list[list[Token]]:
     An empty list gives ``[[]]`` (one empty group), as an empty argument list does.
     """
     return split_top(tokens, ",")
+
+
+def function_signatures(helpers: list[Token]) -> list[tuple[str, str]]:
+    """``(name, return type)`` of each function the module defines (or declares)."""
+    sig = [t for t in helpers if t.kind not in ("ws", "comment", "pp")]
+    out = []
+    depth = 0
+    for n, t in enumerate(sig):
+        if t.kind == "punct" and t.text in "([{":
+            if t.text == "(" and depth == 0 and n > 0 and sig[n - 1].kind == "id":
+                words: list[str] = []
+                k = n - 2
+                while k >= 0 and (sig[k].kind == "id" or sig[k].text in ("*", "&")):
+                    words.insert(0, sig[k].text)
+                    k -= 1
+                if words and not (k >= 0 and sig[k].text in ("=", ",", "(")):
+                    out.append((sig[n - 1].text, " ".join(words)))
+            depth += 1
+        elif t.kind == "punct" and t.text in ")]}":
+            depth -= 1
+    return out

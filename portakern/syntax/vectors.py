@@ -31,6 +31,7 @@ from .parts import Gen
 from .tokens import (
     SourceMap,
     Token,
+    function_signatures,
     match_bracket,
     next_significant,
     significant,
@@ -185,19 +186,13 @@ def check_param(name: str, type_name: str, pointer: bool, tok: Token,
 
 
 def vector_returns(before: list[Token]) -> dict[str, int]:
-    """The functions defined at the top level of ``before`` (the code ahead of a kernel)
-    that return a vector, ``float4 make(...)``: name -> its width."""
+    """The functions defined in ``before`` (the code ahead of a kernel) that return a
+    vector, ``float4 make(...)``: name -> its width."""
     out: dict[str, int] = {}
-    sig = significant(before)
-    depth = 0
-    for k, t in enumerate(sig):
-        if t.kind == "punct" and t.text in "([{":
-            depth += 1
-        elif t.kind == "punct" and t.text in ")]}":
-            depth -= 1
-        elif depth == 0 and t.text in VECTOR_TYPES and k + 2 < len(sig) \
-                and sig[k + 1].kind == "id" and sig[k + 2].is_punct("("):
-            out[sig[k + 1].text] = VECTOR_TYPES[t.text].width
+    for name, returns in function_signatures(before):
+        word = returns.split()[-1]
+        if word in VECTOR_TYPES:
+            out[name] = VECTOR_TYPES[word].width
     return out
 
 
