@@ -448,6 +448,7 @@ def test_static_const_local_tables_build_and_run_everywhere(path: Any, debug: bo
     assert np.array_equal(path.after[0], want.astype(np.float32))
     opencl = pk.kernel(STATIC_TABLES).render("opencl")
     assert opencl.count("static __constant const float") == 2
+    assert pk.kernel(STATIC_TABLES).render("metal").count("static constant const float") == 2
 
 
 def test_static_const_local_tables_compile_for_the_gpu_compilers() -> None:

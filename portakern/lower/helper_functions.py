@@ -38,7 +38,7 @@ def lower_helpers(helpers: list[Token]) -> list:
         if depth == 0 and t.kind not in ("ws", "comment", "pp") and decl_start is None:
             decl_start = len(out)
         if depth > 0 and t.kind == "id" and t.text == "static" and starts_static_const(helpers, n):
-            out += [t, Call("static_constant", (), t.line)]  # in a body; OpenCL: __constant
+            out += [t, Call("static_constant", (), t.line)]  # in a body: constant memory
             continue
         out.append(vectors.helper_word(helpers, n) if t.text in vectors.VECTOR_TYPES else t)
         if t.kind == "pp":

@@ -164,7 +164,7 @@ class Lowerer(ConstructLowering):
                 elif t.is_punct(")") and parens:
                     parens.pop()
                 out.append(t)
-                if t.text == "static" and _static_const(toks, i):  # OpenCL C: __constant
+                if t.text == "static" and _static_const(toks, i):  # OpenCL, Metal: constant
                     out.append(Call("static_constant", (), t.line, t.col))
                 i += 1
                 continue

@@ -343,7 +343,7 @@ def split_array(type_prefix: list, target: list, value: list, smap: SourceMap,
 
 def starts_static_const(toks: list[Token], i: int) -> bool:
     """Whether ``static`` at ``toks[i]`` starts a ``static const`` local declaration, which
-    OpenCL C keeps only in its constant address space (the ``static_constant`` macro)."""
+    OpenCL C and Metal keep only in their constant address space (the ``static_constant`` macro)."""
     j = i + 1
     while j < len(toks) and toks[j].kind in ("ws", "comment"):
         j += 1
